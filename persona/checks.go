@@ -1,0 +1,431 @@
+package persona
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+
+	"evident/persona/speech"
+)
+
+// CheckNames are the seed's ten automatic checks, in the seed's order (seed
+// 000 "[자동 검증]"; spec persona.md "Automatic checks"). Index i holds check
+// i+1.
+var CheckNames = [10]string{
+	"verdict 가 다섯 값 가운데 하나",
+	"필수 일곱 칸이 모두 채워짐",
+	"말투를 reply_text 에서 다시 뽑아 맞음",
+	"off_canon_entities 재계산 일치",
+	"touched_term·touched_topic 재계산 일치",
+	"recall_target·recall_source_turn 재계산 일치",
+	"null 처리(named_entities·first_person)",
+	"evidence field 가 실제 컬럼",
+	"evidence value 가 인용한 칸과 글자 그대로 같음",
+	"summary 가 존댓말 한 문장",
+}
+
+// CheckResult is the outcome of one automatic check on one record. ID is 1..10;
+// Reason says why it failed ("" when it passed).
+type CheckResult struct {
+	ID     int
+	Pass   bool
+	Reason string
+}
+
+// Context is what the checks may read besides the record: the turn it is
+// about (nil when the record names an unknown turn), that turn's accepted
+// input position, the history for the recall rule, and a lookup of other turns
+// by turn_id (for evidence citing the recall source turn; may be nil).
+type Context struct {
+	Turn     *Turn
+	Pos      int
+	History  History
+	TurnByID func(id string) (*Turn, bool)
+}
+
+// Check runs the ten automatic checks on record r (ours or another system's)
+// and returns one result per check. The rules are recomputed with the judge's
+// cards, lexicon and profile; a record whose turn or card is unknown fails the
+// checks that need them, with that reason. Check never panics on odd records.
+func (j *Judge) Check(r *Record, cx Context) [10]CheckResult {
+	var res [10]CheckResult
+	for i := range res {
+		res[i] = CheckResult{ID: i + 1, Pass: true}
+	}
+	fail := func(id int, format string, a ...any) {
+		if res[id-1].Pass {
+			res[id-1] = CheckResult{ID: id, Reason: fmt.Sprintf(format, a...)}
+		}
+	}
+
+	// 1. The verdict is one of the five.
+	if !r.Verdict.Valid() {
+		fail(1, "verdict %q is not one of the five", string(r.Verdict))
+	}
+	// 2. The seven required fields are filled.
+	for _, kv := range [][2]string{{"turn_id", r.TurnID}, {"session_id", r.SessionID},
+		{"character_id", r.CharacterID}, {"model_id", r.ModelID}, {"verdict", string(r.Verdict)}, {"summary", r.Summary}} {
+		if strings.TrimSpace(kv[1]) == "" {
+			fail(2, "%s is empty", kv[0])
+		}
+	}
+	if len(r.Evidence) == 0 {
+		fail(2, "evidence is empty")
+	}
+	// 8. Every evidence field is a real column of its table.
+	for i, e := range r.Evidence {
+		if cols := columnsOf(e.Source); cols == nil {
+			fail(8, "evidence[%d]: source %q is not a table", i, e.Source)
+		} else if !slices.Contains(cols, e.Field) {
+			fail(8, "evidence[%d]: %s has no column %q", i, e.Source, e.Field)
+		}
+		switch e.Agg {
+		case "", AggCount, AggSum, AggAvg, AggMin, AggMax:
+		default:
+			fail(8, "evidence[%d]: agg %q is not an aggregate", i, e.Agg)
+		}
+	}
+	// 10. The summary is one 존댓말 sentence (words quoted in 「」 are opaque).
+	if ok, why := j.oneJondaemalSentence(r.Summary); !ok {
+		fail(10, "%s", why)
+	}
+
+	t := cx.Turn
+	c, cardOK := j.cards[r.CharacterID]
+	switch {
+	case t == nil:
+		for _, id := range []int{3, 4, 5, 6, 7, 9} {
+			fail(id, "turn %q is not in the turn log", r.TurnID)
+		}
+		return res
+	case !cardOK:
+		for _, id := range []int{3, 4, 5, 6, 7, 9} {
+			fail(id, "character_id %q has no card", r.CharacterID)
+		}
+		return res
+	}
+	if t.SessionID != r.SessionID || t.CharacterID != r.CharacterID || t.ModelID != r.ModelID {
+		fail(2, "session_id/character_id/model_id differ from turn %q in the log", t.TurnID)
+	}
+	f := j.find(t, cx.Pos, c, cx.History)
+	label := func(id int, v Verdict) {
+		if (r.Verdict == v) != (f.Verdict == v) {
+			fail(id, "verdict is %q but the rules give %q", r.Verdict, f.Verdict)
+		}
+	}
+
+	// 3. Speech re-extracted from reply_text agrees with rule_observed/verdict.
+	if !eqPtr(r.RuleObserved, f.RuleObserved) {
+		fail(3, "rule_observed is %s, re-extracted %s", show(r.RuleObserved), show(f.RuleObserved))
+	}
+	if !eqPtr(r.RuleExpected, &f.RuleExpected) {
+		fail(3, "rule_expected is %s, the card gives %q", show(r.RuleExpected), f.RuleExpected)
+	}
+	label(3, SpeechOff)
+	// 4. off_canon_entities recomputed.
+	if (r.OffCanonEntities == nil) != (f.OffCanon == nil) || !slices.Equal(nfcAll(r.OffCanonEntities), f.OffCanon) {
+		fail(4, "off_canon_entities is %s, recomputed %s", showList(r.OffCanonEntities), showList(f.OffCanon))
+	}
+	label(4, OffCanon)
+	// 5. touched_term / touched_topic recomputed.
+	wantTerm, wantTopic := (*string)(nil), (*string)(nil)
+	rows := j.lexicon.rows
+	if f.ForbiddenRow >= 0 {
+		wantTerm, wantTopic = &rows[f.ForbiddenRow].Term, &rows[f.ForbiddenRow].Topic
+	} else if f.TermRow >= 0 {
+		wantTerm = &rows[f.TermRow].Term
+	}
+	if !eqPtr(r.TouchedTerm, wantTerm) || !eqPtr(r.TouchedTopic, wantTopic) {
+		fail(5, "touched_term/topic are %s/%s, recomputed %s/%s", show(r.TouchedTerm), show(r.TouchedTopic), show(wantTerm), show(wantTopic))
+	}
+	label(5, ForbiddenTopic)
+	// 6. recall recomputed.
+	var wantTarget, wantSource *string
+	if f.RecallFired {
+		wantTarget, wantSource = &f.RecallEntity, &f.RecallSource.TurnID
+	}
+	if !eqPtr(r.RecallTarget, wantTarget) || !eqPtr(r.RecallSourceTurn, wantSource) {
+		fail(6, "recall_target/source are %s/%s, recomputed %s/%s", show(r.RecallTarget), show(r.RecallSourceTurn), show(wantTarget), show(wantSource))
+	}
+	label(6, RecallFailed)
+	// 7. Null handling.
+	if t.NamedEntities == nil && r.OffCanonEntities != nil {
+		fail(7, "named_entities is null but off_canon_entities is not")
+	}
+	if t.NamedEntities != nil && r.OffCanonEntities == nil {
+		fail(7, "named_entities is a list but off_canon_entities is null")
+	}
+	if f.SpeechSkipped && r.RuleObserved != nil {
+		fail(7, "no sentence to read but rule_observed is %q", *r.RuleObserved)
+	}
+	if t.FirstPerson == nil && r.RuleObserved != nil && strings.Contains(*r.RuleObserved, " · ") {
+		fail(7, "first_person is null but rule_observed %q carries one", *r.RuleObserved)
+	}
+	if (t.NamedEntities == nil || t.FirstPerson == nil || f.SpeechSkipped) && (r.Hedge == nil || *r.Hedge == "") {
+		fail(7, "a check was skipped but hedge is empty")
+	}
+	// 9. Every evidence value equals the cited cell.
+	var src *Turn
+	if r.RecallSourceTurn != nil && cx.TurnByID != nil {
+		src, _ = cx.TurnByID(*r.RecallSourceTurn)
+	}
+	for i, e := range r.Evidence {
+		if ok, why := cited(e, t, src, &c.Card, rows); !ok {
+			fail(9, "evidence[%d] %s.%s: %s", i, e.Source, e.Field, why)
+		}
+	}
+	return res
+}
+
+func columnsOf(s Source) []string {
+	switch s {
+	case SourceTurn:
+		return TurnColumns
+	case SourceCard:
+		return CardColumns
+	case SourceLexicon:
+		return LexiconColumns
+	}
+	return nil
+}
+
+func eqPtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return norm.NFC.String(*a) == *b
+}
+
+func show(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
+}
+
+func showList(l []string) string {
+	if l == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", l)
+}
+
+func nfcAll(l []string) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = norm.NFC.String(s)
+	}
+	return out
+}
+
+// oneJondaemalSentence implements check 10.
+func (j *Judge) oneJondaemalSentence(s string) (bool, string) {
+	var b strings.Builder
+	depth := 0
+	for _, r := range norm.NFC.String(s) {
+		switch {
+		case r == '「':
+			depth++
+			if depth == 1 {
+				b.WriteRune(r)
+			}
+		case r == '」' && depth > 0:
+			depth--
+			if depth == 0 {
+				b.WriteRune(r)
+			}
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	rd := j.profile.Read(b.String())
+	switch {
+	case len(speech.Split(b.String())) != 1:
+		return false, fmt.Sprintf("summary has %d sentences, want one", len(speech.Split(b.String())))
+	case len(rd.Sentences) != 1 || rd.Polite != 1:
+		return false, "summary does not end in 존댓말"
+	}
+	return true, ""
+}
+
+// cited reports whether evidence row e equals a cell it may cite: a cell of
+// the turn (or of the recall source turn src), of the turn's card, or of a
+// lexicon row. A list cell is cited one element at a time (entity_roles: a
+// role or an entity); agg count is recomputed (sentences of a text cell,
+// elements of a list cell, rows of the lexicon).
+func cited(e Evidence, t, src *Turn, c *Card, lex []LexiconRow) (bool, string) {
+	if e.Agg != "" {
+		if e.Agg != AggCount {
+			return false, fmt.Sprintf("agg %q over a non-numeric column cannot be recomputed", e.Agg)
+		}
+		n, ok := number(e.Value)
+		if !ok {
+			return false, "agg count needs a number"
+		}
+		want := -1
+		switch e.Source {
+		case SourceTurn:
+			want = countCell(turnCells(t, e.Field))
+		case SourceCard:
+			want = countCell(cardCells(c, e.Field))
+		case SourceLexicon:
+			want = len(lex)
+		}
+		if want < 0 || n != float64(want) {
+			return false, fmt.Sprintf("count is %v, recomputed %d", e.Value, want)
+		}
+		return true, ""
+	}
+	var cands [][]any
+	switch e.Source {
+	case SourceTurn:
+		cands = append(cands, turnCells(t, e.Field).values)
+		if src != nil {
+			cands = append(cands, turnCells(src, e.Field).values)
+		}
+	case SourceCard:
+		cands = append(cands, cardCells(c, e.Field).values)
+	case SourceLexicon:
+		for _, row := range lex {
+			switch e.Field {
+			case "term":
+				cands = append(cands, []any{row.Term})
+			case "topic":
+				cands = append(cands, []any{row.Topic})
+			}
+		}
+	}
+	for _, vs := range cands {
+		for _, v := range vs {
+			if sameValue(e.Value, v) {
+				return true, ""
+			}
+		}
+	}
+	return false, fmt.Sprintf("value %v is not in the cited cell", e.Value)
+}
+
+// cells are the values one cell may be cited as, and how to count it.
+type cells struct {
+	values []any
+	text   *string // a text cell (count = sentences)
+	list   int     // elements of a list cell, -1 when not a list
+}
+
+func countCell(c cells) int {
+	switch {
+	case c.text != nil:
+		return speech.Count(*c.text)
+	case c.list >= 0:
+		return c.list
+	}
+	return -1
+}
+
+func textCell(s *string) cells {
+	return cells{values: []any{cell(s)}, text: s, list: -1}
+}
+
+func listCell(l []string, null bool) cells {
+	if null {
+		return cells{values: []any{nil}, list: -1}
+	}
+	vs := make([]any, len(l))
+	for i, s := range l {
+		vs[i] = s
+	}
+	return cells{values: vs, list: len(l)}
+}
+
+func optional(s string) cells {
+	if s == "" {
+		return cells{values: []any{nil}, list: -1}
+	}
+	return textCell(&s)
+}
+
+func turnCells(t *Turn, field string) cells {
+	switch field {
+	case "turn_id":
+		return textCell(&t.TurnID)
+	case "session_id":
+		return textCell(&t.SessionID)
+	case "character_id":
+		return textCell(&t.CharacterID)
+	case "model_id":
+		return textCell(&t.ModelID)
+	case "user_message":
+		return textCell(t.UserMessage)
+	case "reply_text":
+		return textCell(t.ReplyText)
+	case "first_person":
+		return textCell(t.FirstPerson)
+	case "honorific_level":
+		return textCell(t.HonorificLevel)
+	case "named_entities":
+		return listCell(t.NamedEntities, t.NamedEntities == nil)
+	case "user_asked_recall":
+		return cells{values: []any{t.UserAskedRecall}, list: -1}
+	case "created_at":
+		return optional(t.CreatedAt)
+	case "prompt_id":
+		return optional(t.PromptID)
+	}
+	return cells{list: -1}
+}
+
+func cardCells(c *Card, field string) cells {
+	switch field {
+	case "character_id":
+		return textCell(&c.CharacterID)
+	case "name":
+		return textCell(&c.Name)
+	case "honorific_rule":
+		return textCell(&c.HonorificRule)
+	case "first_person":
+		return textCell(&c.FirstPerson)
+	case "description":
+		return optional(c.Description)
+	case "public":
+		return cells{values: []any{c.Public}, list: -1}
+	case "canon_entities":
+		return listCell(c.CanonEntities, false)
+	case "forbidden_topics":
+		return listCell(c.ForbiddenTopics, false)
+	case "entity_roles":
+		cs := cells{list: len(c.EntityRoles)}
+		for _, er := range c.EntityRoles {
+			cs.values = append(cs.values, er.Role, er.Entity)
+		}
+		return cs
+	}
+	return cells{list: -1}
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && norm.NFC.String(x) == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	}
+	return false
+}

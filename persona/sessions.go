@@ -1,0 +1,115 @@
+package persona
+
+import "time"
+
+// Mention is the earliest earlier turn of a session that listed an entity in
+// its named_entities: its turn_id and reply_text (nil when null), which the
+// recall evidence cites.
+type Mention struct {
+	TurnID    string
+	ReplyText *string
+}
+
+// History answers the one question the recall rule asks about other turns
+// (spec persona.md rule 4): which is the earliest turn of t's session, in
+// session order and before t, whose named_entities contain entity? pos is t's
+// 0-based position among the accepted turns of the input.
+type History interface {
+	Earliest(t *Turn, pos int, entity string) (Mention, bool)
+}
+
+// Sessions indexes accepted turns by session for the recall rule. Session
+// order is created_at when every turn of the session has one (ties broken by
+// input position), else input order (spec persona.md "Input"). Because that
+// choice depends on the whole session, every turn must be added before the
+// first lookup; the judge's first pass does exactly that.
+//
+// Memory: per session, one entry per distinct entity (its first mention in
+// each order), not per turn. Not safe for concurrent Add; Earliest is safe for
+// concurrent use once adding has stopped.
+type Sessions struct {
+	m map[string]*session
+}
+
+type session struct {
+	untimed bool // some turn lacks created_at: input order applies
+	first   map[string]*firsts
+}
+
+type firsts struct {
+	byPos  mentionAt
+	byTime mentionAt // valid while the session is timed
+}
+
+type mentionAt struct {
+	pos int
+	at  time.Time
+	Mention
+}
+
+// NewSessions returns an empty index.
+func NewSessions() *Sessions { return &Sessions{m: map[string]*session{}} }
+
+func parseTime(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, s)
+	return at, err == nil
+}
+
+// before orders (at, pos) pairs: time first, input position on ties.
+func before(a time.Time, apos int, b time.Time, bpos int) bool {
+	if c := a.Compare(b); c != 0 {
+		return c < 0
+	}
+	return apos < bpos
+}
+
+// Add records accepted turn t at input position pos. Turns may be added in any
+// order; a rejected row must not be added (it is not a turn).
+func (s *Sessions) Add(t *Turn, pos int) {
+	sess := s.m[t.SessionID]
+	if sess == nil {
+		sess = &session{first: map[string]*firsts{}}
+		s.m[t.SessionID] = sess
+	}
+	at, timed := parseTime(t.CreatedAt)
+	if !timed {
+		sess.untimed = true
+	}
+	if len(t.NamedEntities) == 0 {
+		return
+	}
+	m := mentionAt{pos: pos, at: at, Mention: Mention{TurnID: t.TurnID, ReplyText: t.ReplyText}}
+	for _, e := range t.NamedEntities {
+		f := sess.first[e]
+		if f == nil {
+			sess.first[e] = &firsts{byPos: m, byTime: m}
+			continue
+		}
+		if pos < f.byPos.pos {
+			f.byPos = m
+		}
+		if timed && before(at, pos, f.byTime.at, f.byTime.pos) {
+			f.byTime = m
+		}
+	}
+}
+
+// Earliest implements History.
+func (s *Sessions) Earliest(t *Turn, pos int, entity string) (Mention, bool) {
+	sess := s.m[t.SessionID]
+	if sess == nil {
+		return Mention{}, false
+	}
+	f := sess.first[entity]
+	if f == nil {
+		return Mention{}, false
+	}
+	if sess.untimed {
+		return f.byPos.Mention, f.byPos.pos < pos
+	}
+	at, _ := parseTime(t.CreatedAt)
+	return f.byTime.Mention, before(f.byTime.at, f.byTime.pos, at, pos)
+}
