@@ -1,0 +1,232 @@
+// Command evident checks what AI models produce against evidence. Code
+// decides, models only propose, and every verdict shows the rows it stands on.
+//
+// This file is the thin command line: it maps flags to package calls and
+// holds no rules. Subcommands:
+//
+//	evident judge --demo
+//	evident judge --turns F --cards F --lexicon F [--out F] [--rejects F] [--speech-profile seed|extended] [--endings F]
+//	evident check --verdicts F (--demo | --turns F --cards F --lexicon F) [--speech-profile …] [--endings F]
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v3"
+
+	"evident/persona/batch"
+	"evident/persona/demo"
+	"evident/persona/speech"
+)
+
+func main() {
+	if err := app().Run(context.Background(), os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "evident:", err)
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) {
+			os.Exit(ec.ExitCode())
+		}
+		os.Exit(2)
+	}
+}
+
+func app() *cli.Command {
+	return &cli.Command{
+		Name:  "evident",
+		Usage: "check what AI models produce against evidence",
+		Commands: []*cli.Command{
+			judgeCommand(),
+			checkCommand(),
+		},
+	}
+}
+
+// tableFlags are the three input tables and the speech profile, shared by
+// judge and check.
+func tableFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "turns", Usage: "chat_turn table (.jsonl, .json array or .csv)"},
+		&cli.StringFlag{Name: "cards", Usage: "character_card table (.jsonl, .json array or .csv)"},
+		&cli.StringFlag{Name: "lexicon", Usage: "topic_lexicon table (.jsonl, .json array or .csv)"},
+		&cli.BoolFlag{Name: "demo", Usage: "use the embedded demo tables instead of --turns/--cards/--lexicon"},
+		&cli.StringFlag{Name: "speech-profile", Value: "seed", Usage: "polite-ending profile: seed or extended"},
+		&cli.StringFlag{Name: "endings", Usage: "file of extra polite endings, one a line ('!' prefix: noun exception)"},
+	}
+}
+
+// tables resolves the table flags to inputs.
+func tables(cmd *cli.Command) (turns, cards, lexicon batch.Input, err error) {
+	if cmd.Bool("demo") {
+		if cmd.String("turns") != "" || cmd.String("cards") != "" || cmd.String("lexicon") != "" {
+			return turns, cards, lexicon, errors.New("--demo cannot be combined with --turns, --cards or --lexicon")
+		}
+		return demo.Turns(), demo.Cards(), demo.Lexicon(), nil
+	}
+	for _, f := range []struct {
+		flag string
+		dst  *batch.Input
+	}{{"turns", &turns}, {"cards", &cards}, {"lexicon", &lexicon}} {
+		path := cmd.String(f.flag)
+		if path == "" {
+			return turns, cards, lexicon, fmt.Errorf("--%s is required (or --demo)", f.flag)
+		}
+		if *f.dst, err = batch.FileInput(path); err != nil {
+			return turns, cards, lexicon, err
+		}
+	}
+	return turns, cards, lexicon, nil
+}
+
+// profile resolves --speech-profile and --endings.
+func profile(cmd *cli.Command) (*speech.Profile, error) {
+	p, err := speech.ByName(cmd.String("speech-profile"))
+	if err != nil {
+		return nil, err
+	}
+	path := cmd.String("endings")
+	if path == "" {
+		return p, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	endings, exceptions, err := speech.ReadEndings(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p.With(endings, exceptions), nil
+}
+
+func judgeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "judge",
+		Usage: "judge every reply turn against its character card (JSONL records, input order)",
+		Flags: append(tableFlags(),
+			&cli.StringFlag{Name: "out", Usage: "write records here instead of stdout"},
+			&cli.StringFlag{Name: "rejects", Usage: "write rejected rows here as JSONL {file, line, turn_id, reason} (default: stderr)"},
+			&cli.IntFlag{Name: "workers", Usage: "parallel decoders/judges (0 = all cores)"},
+		),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			turns, cards, lexicon, err := tables(cmd)
+			if err != nil {
+				return err
+			}
+			p, err := profile(cmd)
+			if err != nil {
+				return err
+			}
+			var out io.Writer = cmd.Root().Writer
+			if path := cmd.String("out"); path != "" {
+				f, err := os.Create(path)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				out = f
+			}
+			bw := bufio.NewWriterSize(out, 1<<16)
+			rejects, closeRejects, err := rejectSink(cmd)
+			if err != nil {
+				return err
+			}
+			defer closeRejects()
+
+			j, tableRejects, err := batch.NewJudge(cards, lexicon, p)
+			if err != nil {
+				return err
+			}
+			for _, r := range tableRejects {
+				rejects(r)
+			}
+			tally, err := batch.Judge(ctx, turns, batch.Config{Judge: j, Out: bw, Reject: rejects, Workers: int(cmd.Int("workers"))})
+			if err != nil {
+				return err
+			}
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			tally.Rejected += len(tableRejects)
+			fmt.Fprintln(cmd.Root().ErrWriter, tally)
+			return nil
+		},
+	}
+}
+
+// rejectSink returns where rejects go: JSONL to --rejects, or one readable
+// line each on stderr.
+func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, error) {
+	path := cmd.String("rejects")
+	if path == "" {
+		w := cmd.Root().ErrWriter
+		return func(r batch.Reject) {
+			fmt.Fprintf(w, "reject %s:%d: %s\n", r.File, r.Line, r.Reason)
+		}, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	bw := bufio.NewWriter(f)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return func(r batch.Reject) { _ = enc.Encode(r) }, func() error {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return f.Close()
+	}, nil
+}
+
+func checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "check",
+		Usage: "run the seed's ten automatic checks on a verdict file (ours or another system's); exit 1 on any failure",
+		Flags: append(tableFlags(),
+			&cli.StringFlag{Name: "verdicts", Usage: "JSONL verdict records to check", Required: true},
+			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+		),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			turns, cards, lexicon, err := tables(cmd)
+			if err != nil {
+				return err
+			}
+			p, err := profile(cmd)
+			if err != nil {
+				return err
+			}
+			j, _, err := batch.NewJudge(cards, lexicon, p)
+			if err != nil {
+				return err
+			}
+			path := cmd.String("verdicts")
+			verdicts := batch.Input{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+			rep, err := batch.Check(ctx, verdicts, turns, j)
+			if err != nil {
+				return err
+			}
+			w := cmd.Root().Writer
+			if cmd.Bool("json") {
+				enc := json.NewEncoder(w)
+				enc.SetEscapeHTML(false)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				rep.WriteText(w)
+			}
+			if !rep.OK() {
+				return cli.Exit(fmt.Sprintf("%d check failures in %s", len(rep.Failures), path), 1)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,397 @@
+// Package batch streams whole input files through the character-card judge:
+// it loads cards and lexicon, reads the chat_turn table twice (once to index
+// sessions and turn ids, once to judge), decodes and judges rows on all cores,
+// and writes records in input order with every row accounted for as a record
+// or a reject (spec persona.md "Output").
+//
+// It owns the pipeline, the rejects policy (malformed row, missing required
+// column, unknown character_id, duplicate turn_id) and the run tally. It must
+// not decide verdicts (persona does) or parse cells (persona/ingest does).
+//
+// # Why two passes
+//
+// Session order is created_at only when every turn of the session has one,
+// so whether an earlier input row is an earlier turn is known only after the
+// whole session was read. The first pass keeps what the rules need and
+// nothing more: the set of accepted turn ids (for duplicates) and, per
+// session, the first mention of each entity (persona.Sessions). The second
+// pass re-reads the file and judges. Memory grows with the number of turn ids
+// and distinct (session, entity) pairs, not with text size; reply texts are
+// kept only for first mentions, which the recall evidence cites.
+package batch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"evident/persona"
+	"evident/persona/ingest"
+	"evident/persona/speech"
+)
+
+// Input is one table file: a name for messages and rejects, its format, and
+// a way to open it (called once per pass, so the judge can read it twice).
+type Input struct {
+	Name   string
+	Format ingest.Format
+	Open   func() (io.ReadCloser, error)
+}
+
+// FileInput returns the Input for a file path; the format comes from the
+// extension (ingest.FormatOf). The file is not opened yet.
+func FileInput(path string) (Input, error) {
+	f, err := ingest.FormatOf(path)
+	if err != nil {
+		return Input{}, err
+	}
+	return Input{Name: path, Format: f, Open: func() (io.ReadCloser, error) { return os.Open(path) }}, nil
+}
+
+// Reject is one input row that cannot be judged, written as JSONL
+// {file, line, turn_id, reason}. TurnID is nil when the row has none (or is
+// not a chat_turn row). Line is 1-based.
+type Reject struct {
+	File   string  `json:"file"`
+	Line   int     `json:"line"`
+	TurnID *string `json:"turn_id"`
+	Reason string  `json:"reason"`
+}
+
+// Tally counts a run: judged turns per verdict and rejected rows of all three
+// tables.
+type Tally struct {
+	Judged    int
+	ByVerdict map[persona.Verdict]int
+	Rejected  int
+}
+
+// String is the one-line tally printed at the end of a run, e.g.
+// "judged 8 (금지 소재 접촉 1 · 세계관 밖 고유명사 1 · 말투 어긋남 2 · 앞 회차를 기억 못 함 1 · 설정대로 말함 3), rejected 0".
+func (t Tally) String() string {
+	var parts []string
+	for _, v := range persona.Verdicts {
+		parts = append(parts, fmt.Sprintf("%s %d", v, t.ByVerdict[v]))
+	}
+	return fmt.Sprintf("judged %d (%s), rejected %d", t.Judged, strings.Join(parts, " · "), t.Rejected)
+}
+
+// readAll reads every row of a small table (cards, lexicon) with decode,
+// turning bad rows into rejects.
+func readAll[T any](in Input, decode func(ingest.Raw) (T, error)) (out []T, lines []int, rej []Reject, err error) {
+	rc, err := in.Open()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer rc.Close()
+	rows, err := ingest.NewRows(rc, in.Format)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", in.Name, err)
+	}
+	for {
+		raw, err := rows.Next()
+		if err == io.EOF {
+			return out, lines, rej, nil
+		}
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		v, err := decodeRaw(raw, decode)
+		if err != nil {
+			rej = append(rej, Reject{File: in.Name, Line: raw.Line, Reason: err.Error()})
+			continue
+		}
+		out = append(out, v)
+		lines = append(lines, raw.Line)
+	}
+}
+
+func decodeRaw[T any](raw ingest.Raw, decode func(ingest.Raw) (T, error)) (T, error) {
+	if raw.Err != nil {
+		var zero T
+		return zero, raw.Err
+	}
+	return decode(raw)
+}
+
+// LoadCards reads the character_card table. A row that cannot be decoded, or
+// that repeats an accepted character_id, is a reject.
+func LoadCards(in Input) ([]persona.Card, []Reject, error) {
+	cards, lines, rej, err := readAll(in, ingest.DecodeCard)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]int{}
+	out := cards[:0]
+	for i, c := range cards {
+		if at, dup := seen[c.CharacterID]; dup {
+			rej = append(rej, Reject{File: in.Name, Line: lines[i],
+				Reason: fmt.Sprintf("duplicate character_id %q (first at line %d)", c.CharacterID, at)})
+			continue
+		}
+		seen[c.CharacterID] = lines[i]
+		out = append(out, c)
+	}
+	return out, rej, nil
+}
+
+// LoadLexicon reads the topic_lexicon table in row order; bad rows are rejects.
+func LoadLexicon(in Input) ([]persona.LexiconRow, []Reject, error) {
+	rows, _, rej, err := readAll(in, ingest.DecodeLexicon)
+	return rows, rej, err
+}
+
+// Config configures Judge.
+type Config struct {
+	// Judge holds cards, lexicon and speech profile. Required.
+	Judge *persona.Judge
+	// Out receives one JSON record per judged turn, one per line, in input order.
+	Out io.Writer
+	// Reject receives each rejected chat_turn row, in input order. May be nil.
+	Reject func(Reject)
+	// Workers decoding and judging in parallel; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// chunkSize rows travel together between pipeline stages.
+const chunkSize = 512
+
+type chunk struct {
+	first int           // input position of raws[0]
+	done  chan struct{} // closed when work is finished (or skipped)
+	skip  bool          // not worked on: the run was cancelled
+	raws  []ingest.Raw
+	// results
+	turns   []*persona.Turn // pass 1
+	errs    []error         // pass 1
+	out     bytes.Buffer    // pass 2: encoded records
+	rejects []Reject        // pass 2
+	tally   map[persona.Verdict]int
+}
+
+// pipeline reads in, hands chunks to workers running work, and calls sink on
+// finished chunks in input order. It stops at the first error.
+func pipeline(ctx context.Context, in Input, workers int, work func(*chunk), sink func(*chunk) error) error {
+	rc, err := in.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	rows, err := ingest.NewRows(rc, in.Format)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.Name, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	todo := make(chan *chunk, workers*2)
+	order := make(chan *chunk, workers*4)
+	var readErr error
+	go func() { // reader: chunks go to order first, then to a worker
+		defer close(todo)
+		defer close(order)
+		pos := 0
+		for {
+			c := &chunk{first: pos, done: make(chan struct{})}
+			for len(c.raws) < chunkSize {
+				raw, err := rows.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					readErr = fmt.Errorf("%s: %w", in.Name, err)
+					break
+				}
+				c.raws = append(c.raws, raw)
+			}
+			pos += len(c.raws)
+			if len(c.raws) == 0 {
+				return
+			}
+			select {
+			case order <- c:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case todo <- c:
+			case <-ctx.Done():
+				c.skip = true
+				close(c.done)
+				return
+			}
+			if readErr != nil || len(c.raws) < chunkSize {
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range todo {
+				work(c)
+				close(c.done)
+			}
+		}()
+	}
+	var sinkErr error
+	for c := range order {
+		<-c.done
+		if sinkErr == nil && !c.skip {
+			if sinkErr = sink(c); sinkErr != nil {
+				cancel()
+			}
+		}
+	}
+	wg.Wait()
+	if sinkErr != nil {
+		return sinkErr
+	}
+	if readErr != nil {
+		return readErr
+	}
+	return ctx.Err()
+}
+
+// first is where an accepted turn id first occurred.
+type first struct{ pos, line int }
+
+// Judge judges every row of the chat_turn table turns and writes records to
+// cfg.Out and rejects to cfg.Reject, both in input order. The returned error
+// is fatal (I/O, a table that cannot be read at all, a failed write); row
+// problems are rejects, never errors.
+func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	j := cfg.Judge
+
+	// Pass 1: accepted turn ids and the session index.
+	seen := map[string]first{}
+	sessions := persona.NewSessions()
+	err := pipeline(ctx, turns, workers, func(c *chunk) {
+		c.turns = make([]*persona.Turn, len(c.raws))
+		for i, raw := range c.raws {
+			if t, err := decodeRaw(raw, ingest.DecodeTurn); err == nil {
+				c.turns[i] = &t
+			}
+		}
+	}, func(c *chunk) error {
+		for i, t := range c.turns {
+			if t == nil {
+				continue
+			}
+			if _, ok := j.Card(t.CharacterID); !ok {
+				continue
+			}
+			if _, dup := seen[t.TurnID]; dup {
+				continue
+			}
+			pos := c.first + i
+			seen[t.TurnID] = first{pos: pos, line: c.raws[i].Line}
+			sessions.Add(t, pos)
+		}
+		return nil
+	})
+	if err != nil {
+		return Tally{}, err
+	}
+
+	// Pass 2: judge in input order.
+	tally := Tally{ByVerdict: map[persona.Verdict]int{}}
+	err = pipeline(ctx, turns, workers, func(c *chunk) {
+		c.tally = map[persona.Verdict]int{}
+		enc := json.NewEncoder(&c.out)
+		enc.SetEscapeHTML(false)
+		for i, raw := range c.raws {
+			pos := c.first + i
+			t, err := decodeRaw(raw, ingest.DecodeTurn)
+			if err != nil {
+				c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: rawTurnID(raw), Reason: err.Error()})
+				continue
+			}
+			if f, ok := seen[t.TurnID]; ok && f.pos != pos {
+				c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: &t.TurnID,
+					Reason: fmt.Sprintf("duplicate turn_id %q (first at line %d)", t.TurnID, f.line)})
+				continue
+			}
+			rec, err := j.Judge(&t, pos, sessions)
+			if err != nil {
+				c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: &t.TurnID, Reason: err.Error()})
+				continue
+			}
+			if err := enc.Encode(&rec); err != nil {
+				c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: &t.TurnID, Reason: "encode: " + err.Error()})
+				continue
+			}
+			c.tally[rec.Verdict]++
+		}
+	}, func(c *chunk) error {
+		if _, err := cfg.Out.Write(c.out.Bytes()); err != nil {
+			return fmt.Errorf("write records: %w", err)
+		}
+		for _, r := range c.rejects {
+			if cfg.Reject != nil {
+				cfg.Reject(r)
+			}
+		}
+		tally.Rejected += len(c.rejects)
+		for v, n := range c.tally {
+			tally.ByVerdict[v] += n
+			tally.Judged += n
+		}
+		return nil
+	})
+	return tally, err
+}
+
+// rawTurnID digs the turn_id out of a row that failed to decode, so the
+// reject can name it; nil when it cannot be found.
+func rawTurnID(raw ingest.Raw) *string {
+	if raw.JSON != nil {
+		var probe struct {
+			TurnID any `json:"turn_id"`
+		}
+		if json.Unmarshal(raw.JSON, &probe) == nil {
+			if s, ok := probe.TurnID.(string); ok && s != "" {
+				return &s
+			}
+		}
+		return nil
+	}
+	for i, h := range raw.Header {
+		if h == "turn_id" && i < len(raw.CSV) && raw.CSV[i] != "" {
+			s := raw.CSV[i]
+			return &s
+		}
+	}
+	return nil
+}
+
+// NewJudge loads the card and lexicon tables and prepares a judge with
+// profile (nil: the seed profile). Rows of either table that cannot be used
+// come back as rejects; the error is fatal (a table cannot be read).
+func NewJudge(cards, lexicon Input, profile *speech.Profile) (*persona.Judge, []Reject, error) {
+	cs, rej, err := LoadCards(cards)
+	if err != nil {
+		return nil, nil, err
+	}
+	lex, lrej, err := LoadLexicon(lexicon)
+	if err != nil {
+		return nil, nil, err
+	}
+	j, err := persona.NewJudge(cs, lex, profile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return j, append(rej, lrej...), nil
+}

@@ -1,0 +1,156 @@
+package batch
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"evident/persona"
+	"evident/persona/ingest"
+)
+
+// CheckReport totals the ten automatic checks over a verdict file.
+type CheckReport struct {
+	// Records is the number of verdict records read.
+	Records int
+	// Pass and Fail count records per check; index i is check i+1.
+	Pass, Fail [10]int
+	// SchemaFail counts records that do not validate against the seed's
+	// output schema; Unreadable counts lines that are not a JSON record.
+	SchemaFail, Unreadable int
+	// Failures lists every failed check (and schema or read failure, with
+	// Check 0), in file order.
+	Failures []Failure
+}
+
+// Failure is one failed check of one record. Line is the record's 1-based
+// line in the verdict file; Check is 1..10, or 0 for a schema/read failure.
+type Failure struct {
+	Line   int    `json:"line"`
+	TurnID string `json:"turn_id"`
+	Check  int    `json:"check"`
+	Reason string `json:"reason"`
+}
+
+// OK reports whether every record passed every check and the schema.
+func (r *CheckReport) OK() bool { return len(r.Failures) == 0 }
+
+// Check runs the seed's ten automatic checks on every record of a JSONL
+// verdict file (ours or another system's) against the turns it judges. The
+// turn table is held in memory (the checks look up any turn by id) and
+// indexed as the judge indexes it; turn rows that the judge would reject are
+// skipped. The error is fatal (a table cannot be read); bad records are
+// failures in the report.
+func Check(ctx context.Context, verdicts, turns Input, j *persona.Judge) (*CheckReport, error) {
+	byID := map[string]*persona.Turn{}
+	pos := map[string]int{}
+	sessions := persona.NewSessions()
+	rc, err := turns.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	rows, err := ingest.NewRows(rc, turns.Format)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", turns.Name, err)
+	}
+	for i := 0; ; i++ {
+		raw, err := rows.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", turns.Name, err)
+		}
+		t, err := decodeRaw(raw, ingest.DecodeTurn)
+		if err != nil {
+			continue
+		}
+		if _, ok := j.Card(t.CharacterID); !ok || byID[t.TurnID] != nil {
+			continue
+		}
+		byID[t.TurnID], pos[t.TurnID] = &t, i
+		sessions.Add(&t, i)
+	}
+	lookup := func(id string) (*persona.Turn, bool) { t, ok := byID[id]; return t, ok }
+
+	vf, err := verdicts.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer vf.Close()
+	rep := &CheckReport{}
+	br := bufio.NewReaderSize(vf, 1<<16)
+	for line := 1; ; line++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, fmt.Errorf("%s: line %d: %w", verdicts.Name, line, rerr)
+		}
+		if len(trimSpace(b)) > 0 {
+			rep.checkLine(line, b, j, byID, pos, sessions, lookup)
+		}
+		if rerr == io.EOF {
+			return rep, nil
+		}
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func (rep *CheckReport) checkLine(line int, b []byte, j *persona.Judge, byID map[string]*persona.Turn,
+	pos map[string]int, h persona.History, lookup func(string) (*persona.Turn, bool)) {
+	var r persona.Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		rep.Unreadable++
+		rep.Failures = append(rep.Failures, Failure{Line: line, Reason: "not a verdict record: " + err.Error()})
+		return
+	}
+	rep.Records++
+	if err := persona.ValidateJSON(b); err != nil {
+		rep.SchemaFail++
+		rep.Failures = append(rep.Failures, Failure{Line: line, TurnID: r.TurnID, Reason: "schema: " + err.Error()})
+	}
+	t := byID[r.TurnID]
+	for _, c := range j.Check(&r, persona.Context{Turn: t, Pos: pos[r.TurnID], History: h, TurnByID: lookup}) {
+		if c.Pass {
+			rep.Pass[c.ID-1]++
+			continue
+		}
+		rep.Fail[c.ID-1]++
+		rep.Failures = append(rep.Failures, Failure{Line: line, TurnID: r.TurnID, Check: c.ID, Reason: c.Reason})
+	}
+}
+
+// WriteText prints the report for people: one line per check with pass and
+// fail counts, the schema and unreadable counts, then up to 20 failures.
+func (rep *CheckReport) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "records %d\n", rep.Records)
+	for i, name := range persona.CheckNames {
+		fmt.Fprintf(w, "%2d  %-4s pass %d  fail %d  %s\n", i+1, passMark(rep.Fail[i] == 0), rep.Pass[i], rep.Fail[i], name)
+	}
+	fmt.Fprintf(w, "schema  %s fail %d · unreadable lines %d\n", passMark(rep.SchemaFail == 0), rep.SchemaFail, rep.Unreadable)
+	for i, f := range rep.Failures {
+		if i == 20 {
+			fmt.Fprintf(w, "… and %d more failures\n", len(rep.Failures)-20)
+			break
+		}
+		fmt.Fprintf(w, "line %d %s: check %d: %s\n", f.Line, f.TurnID, f.Check, f.Reason)
+	}
+}
+
+func passMark(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "FAIL"
+}
