@@ -55,34 +55,28 @@ func coda(word string) (batchim, rieul bool) {
 	return false, false
 }
 
-// with appends the right form of p to word.
-func (p particle) with(word string) string {
+// after returns the form of p that follows word.
+func (p particle) after(word string) string {
 	b, l := coda(word)
 	switch {
 	case l:
-		return word + p.afterRieul
+		return p.afterRieul
 	case b:
-		return word + p.afterConsonant
+		return p.afterConsonant
 	}
-	return word + p.afterVowel
+	return p.afterVowel
 }
+
+// with appends the right form of p to word.
+func (p particle) with(word string) string { return word + p.after(word) }
 
 // quote wraps s in 「」 as the seed's summaries quote words.
 func quote(s string) string { return "「" + s + "」" }
 
 // quoteWith quotes s and adds particle p chosen by s's last sound.
-func quoteWith(s string, p particle) string {
-	b, l := coda(s)
-	switch {
-	case l:
-		return quote(s) + p.afterRieul
-	case b:
-		return quote(s) + p.afterConsonant
-	}
-	return quote(s) + p.afterVowel
-}
+func quoteWith(s string, p particle) string { return quote(s) + p.after(s) }
 
-// count returns "n 문장" in the native Korean counting the seed uses ("두
+// countSentences returns "n 문장" in the native Korean counting the seed uses ("두
 // 문장"); from 11 on it writes the digits ("11개 문장").
 func countSentences(n int) string {
 	native := [...]string{"", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉", "열"}

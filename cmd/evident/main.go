@@ -40,6 +40,8 @@ func app() *cli.Command {
 	return &cli.Command{
 		Name:  "evident",
 		Usage: "check what AI models produce against evidence",
+		// main turns errors into exit codes; the library must not exit.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Commands: []*cli.Command{
 			judgeCommand(),
 			checkCommand(),

@@ -169,7 +169,6 @@ type chunk struct {
 	raws  []ingest.Raw
 	// results
 	turns   []*persona.Turn // pass 1
-	errs    []error         // pass 1
 	out     bytes.Buffer    // pass 2: encoded records
 	rejects []Reject        // pass 2
 	tally   map[persona.Verdict]int

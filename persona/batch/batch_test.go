@@ -314,3 +314,35 @@ func TestCheckCatchesBadRecords(t *testing.T) {
 		}
 	})
 }
+
+// FuzzCheck feeds arbitrary verdict lines to the checker: it must never panic
+// and must account for every non-blank line as a record or an unreadable line.
+func FuzzCheck(f *testing.F) {
+	b, _ := os.ReadFile("../testdata/seed/expected.json")
+	var seeds []json.RawMessage
+	_ = json.Unmarshal(b, &seeds)
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"turn_id":"T-004468","evidence":[{"source":"chat_turn","field":"reply_text","agg":"count","value":"x"}]}`))
+	f.Add([]byte(`{"turn_id":"T-004602","recall_source_turn":"T-004450","evidence":[{"source":"character_card","field":"entity_roles","value":{}}]}`))
+	dir := "../testdata/seed"
+	turns, _ := FileInput(filepath.Join(dir, "turns.jsonl"))
+	cards, _ := FileInput(filepath.Join(dir, "cards.json"))
+	lex, _ := FileInput(filepath.Join(dir, "lexicon.csv"))
+	j, _, err := NewJudge(cards, lex, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		line = bytes.ReplaceAll(line, []byte("\n"), []byte(" "))
+		rep, err := Check(context.Background(), bytesInput("v.jsonl", ingest.JSONL, line), turns, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blank := len(bytes.TrimSpace(line)) == 0
+		if !blank && rep.Records+rep.Unreadable != 1 {
+			t.Fatalf("line counted as %d records and %d unreadable", rep.Records, rep.Unreadable)
+		}
+	})
+}
