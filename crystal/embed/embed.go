@@ -1,0 +1,113 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Embedder maps texts to vectors. Embed returns exactly one vector per input
+// text, in input order, all of the same length (the model's dimension, e.g.
+// 768 for all-distilroberta-v1). Vectors need not be normalised: Cosine
+// normalises. Implementations return an error, never panic, on a model or
+// input failure, and honour ctx cancellation.
+type Embedder interface {
+	// Name identifies the model in reports (e.g. "all-distilroberta-v1").
+	Name() string
+	// Embed returns len(texts) vectors; an empty input gives an empty result.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Similarity scores every predicted step against every reference step. The
+// result m has len(pred) rows of len(ref) columns: m[i][j] is the similarity
+// of pred[i] and ref[j], higher meaning more alike (cosine in [-1, 1] for
+// embedders, [0, 1] for Lexical). An empty pred gives a nil or empty matrix.
+// Implementations return an error, never panic, and honour ctx cancellation.
+type Similarity interface {
+	// Name identifies the similarity in reports ("lexical", or the model name).
+	Name() string
+	// Similarities returns the len(pred) × len(ref) matrix.
+	Similarities(ctx context.Context, pred, ref []string) ([][]float64, error)
+}
+
+// ThresholdHinter is implemented by a Similarity whose scores call for a
+// matching threshold other than the seed's 0.35 (Lexical: 0.3, the reference
+// package's word-overlap reward). Package crystal uses the hint when the
+// caller leaves the threshold unset.
+type ThresholdHinter interface {
+	DefaultThreshold() float64
+}
+
+// ErrEmbedding reports an Embedder that returned the wrong number of vectors,
+// vectors of different lengths, or non-finite values.
+var ErrEmbedding = errors.New("embed: malformed embeddings")
+
+// Cosine turns an Embedder into a Similarity: embed both lists, then cosine
+// similarity (dot product ÷ product of L2 norms) for every pair, as the seed's
+// sklearn cosine_similarity does (seed 002). A nil Embedder is an error.
+type Cosine struct {
+	Embedder Embedder
+}
+
+// Name returns the embedder's name, or "cosine" without an embedder.
+func (c Cosine) Name() string {
+	if c.Embedder == nil {
+		return "cosine"
+	}
+	return c.Embedder.Name()
+}
+
+// Similarities embeds pred and ref in one call and returns the cosine matrix.
+// Errors: the embedder's error, ctx's error, or ErrEmbedding for a wrong
+// count, mismatched dimensions or NaN/Inf components.
+func (c Cosine) Similarities(ctx context.Context, pred, ref []string) ([][]float64, error) {
+	if c.Embedder == nil {
+		return nil, fmt.Errorf("embed: Cosine without an Embedder")
+	}
+	if len(pred) == 0 {
+		return nil, nil
+	}
+	texts := make([]string, 0, len(pred)+len(ref))
+	texts = append(texts, pred...)
+	texts = append(texts, ref...)
+	vecs, err := c.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vecs), len(texts))
+	}
+	norms := make([]float64, len(vecs))
+	for k, v := range vecs {
+		if len(v) != len(vecs[0]) {
+			return nil, fmt.Errorf("%w: vector %d has %d dimensions, vector 0 has %d", ErrEmbedding, k, len(v), len(vecs[0]))
+		}
+		var s float64
+		for _, x := range v {
+			s += float64(x) * float64(x)
+		}
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return nil, fmt.Errorf("%w: vector %d is not finite", ErrEmbedding, k)
+		}
+		norms[k] = math.Sqrt(s)
+	}
+	m := make([][]float64, len(pred))
+	for i := range pred {
+		m[i] = make([]float64, len(ref))
+		a := vecs[i]
+		for j := range ref {
+			b := vecs[len(pred)+j]
+			na, nb := norms[i], norms[len(pred)+j]
+			if na == 0 || nb == 0 {
+				continue
+			}
+			var dot float64
+			for k := range a {
+				dot += float64(a[k]) * float64(b[k])
+			}
+			m[i][j] = dot / (na * nb)
+		}
+	}
+	return m, nil
+}
