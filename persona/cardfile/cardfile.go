@@ -1,0 +1,317 @@
+package cardfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Spec values of the two card specifications this package reads.
+const (
+	SpecV2 = "chara_card_v2"
+	SpecV3 = "chara_card_v3"
+)
+
+// ExtensionKey is the key under data.extensions that holds the judge's fields.
+const ExtensionKey = "evident/persona"
+
+// Format is the container a card was read from.
+type Format string
+
+// The three containers [Read] recognises.
+const (
+	FormatJSON  Format = "json"
+	FormatPNG   Format = "png"
+	FormatCHARX Format = "charx"
+)
+
+// maxExpand caps what one compressed chunk or zip entry may expand to.
+const maxExpand = 64 << 20
+
+// Errors that [Error] wraps; test with errors.Is.
+var (
+	// ErrFormat: the bytes are not a PNG, a zip (CHARX) or a JSON object.
+	ErrFormat = errors.New("not a PNG, CHARX (zip) or JSON file")
+	// ErrNoCard: a PNG without a chara/ccv3 text chunk, or a zip without card.json.
+	ErrNoCard = errors.New("no character card in the file")
+	// ErrV1: a V1 card, whose fields sit at the root with no "data" object.
+	ErrV1 = errors.New(`V1 character card (no "spec" and no "data" object)`)
+	// ErrNotSpec: JSON that is not a chara_card_v2/chara_card_v3 card.
+	ErrNotSpec = errors.New("not a chara_card_v2/chara_card_v3 character card")
+	// ErrMalformed: broken PNG, zlib, zip, base64 or JSON, or a field of the
+	// wrong type (data, data.name, data.extensions, our extension).
+	ErrMalformed = errors.New("malformed")
+)
+
+// Error is the error of [Read] and [PNG]: which file, which part of it, which
+// kind (one of the Err variables) and why.
+type Error struct {
+	// File is the name given to Read ("" for PNG's input).
+	File string
+	// Part is where in the file: `tEXt chunk "ccv3"`, `zip entry "card.json"`,
+	// or "" for the whole file.
+	Part string
+	// Err is ErrFormat, ErrNoCard, ErrV1, ErrNotSpec or ErrMalformed.
+	Err error
+	// Detail says what exactly, with a byte offset, line and column where
+	// there is one.
+	Detail string
+}
+
+// Error returns "file: part: kind: detail", leaving out empty pieces.
+func (e *Error) Error() string {
+	var parts []string
+	for _, s := range []string{e.File, e.Part, e.Err.Error(), e.Detail} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, ": ")
+}
+
+// Unwrap returns the kind, so errors.Is(err, ErrV1) works.
+func (e *Error) Unwrap() error { return e.Err }
+
+// File is one character card read from a file. Its JSON document is kept
+// whole, so keys this package does not know survive [File.JSON] and [PNG].
+// Card and JSON only read it; SetPersona changes it, so calls that overlap
+// one SetPersona need the caller's lock.
+type File struct {
+	// Name is the file name given to Read, used in messages.
+	Name string
+	// Format is the container the card came from.
+	Format Format
+	// Source is where inside the container: the chunk keyword as written
+	// ("ccv3", "chara") for a PNG, the zip entry path for CHARX, "" for JSON.
+	Source string
+	// Spec is SpecV2 or SpecV3, as the document says.
+	Spec string
+	// SpecVersion is the document's spec_version ("" when absent or not a string).
+	SpecVersion string
+
+	doc map[string]any
+}
+
+// Read reads a character card from the bytes of one file, choosing the
+// container by content: the PNG signature, else a JSON object (after an
+// optional UTF-8 byte-order mark and white space), else a zip (CHARX). name is
+// used only in messages. The error is always an *[Error].
+func Read(name string, b []byte) (*File, error) {
+	switch {
+	case len(b) == 0:
+		return nil, &Error{File: name, Err: ErrFormat, Detail: "empty file"}
+	case bytes.HasPrefix(b, pngSignature):
+		return readPNG(name, b)
+	}
+	if c := firstByte(b); c == '{' || c == '[' {
+		return readDoc(name, FormatJSON, "", "", b)
+	}
+	if f, ok, err := readCHARX(name, b); ok {
+		return f, err
+	}
+	return nil, &Error{File: name, Err: ErrFormat, Detail: fmt.Sprintf("starts with %q", head(b))}
+}
+
+// firstByte returns the first byte after a BOM and JSON white space, or 0.
+func firstByte(b []byte) byte {
+	b = bytes.TrimLeft(bytes.TrimPrefix(b, bom), " \t\r\n")
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+var bom = []byte("\xEF\xBB\xBF")
+
+// head is the first few bytes of b, for messages.
+func head(b []byte) []byte {
+	if len(b) > 8 {
+		return b[:8]
+	}
+	return b
+}
+
+// readDoc decodes and classifies one JSON document found in a container.
+func readDoc(name string, format Format, source, part string, js []byte) (*File, error) {
+	fail := func(kind error, format string, args ...any) error {
+		return &Error{File: name, Part: part, Err: kind, Detail: fmt.Sprintf(format, args...)}
+	}
+	js = bytes.TrimPrefix(js, bom)
+	var raw json.RawMessage
+	if err := json.Unmarshal(js, &raw); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			// Offset counts the offending byte; point at it (at the end
+			// for a cut-off document).
+			off := int(se.Offset)
+			if off > 0 && off <= len(js) && !strings.HasPrefix(se.Error(), "unexpected end") {
+				off--
+			}
+			line, col := position(js, off)
+			return nil, fail(ErrMalformed, "JSON at byte %d (line %d, column %d): %v", off, line, col, err)
+		}
+		return nil, fail(ErrMalformed, "JSON: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fail(ErrMalformed, "JSON: %v", err)
+	}
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return nil, fail(ErrNotSpec, "the JSON is %s, not an object", kind(v))
+	}
+	f := &File{Name: name, Format: format, Source: source, doc: doc}
+	spec, hasSpec := doc["spec"]
+	f.Spec, _ = spec.(string)
+	f.SpecVersion, _ = doc["spec_version"].(string)
+	_, hasData := doc["data"]
+	_, hasFirst := doc["first_mes"]
+	switch {
+	case f.Spec == SpecV2 || f.Spec == SpecV3:
+	case hasSpec:
+		return nil, fail(ErrNotSpec, "spec is %s (want %q or %q)", describe(spec), SpecV2, SpecV3)
+	case hasData:
+		return nil, fail(ErrNotSpec, `a "data" object but no "spec" (want %q or %q)`, SpecV2, SpecV3)
+	case hasFirst:
+		n, _ := doc["name"].(string)
+		return nil, fail(ErrV1, "name %q; re-save it as Character Card V2 or V3", n)
+	default:
+		return nil, fail(ErrNotSpec, `no "spec", no "data" and no "first_mes"; keys: %s`, keyList(doc))
+	}
+	data, ok := doc["data"].(map[string]any)
+	if !ok {
+		return nil, fail(ErrMalformed, "spec %s but data is %s, not an object", f.Spec, describe(doc["data"]))
+	}
+	if _, ok := data["name"].(string); !ok {
+		return nil, fail(ErrMalformed, "data.name is %s, not a string", describe(data["name"]))
+	}
+	ext, err := extensionOf(data)
+	if err != nil {
+		return nil, fail(ErrMalformed, "%v", err)
+	}
+	if _, err := parseExt(ext); err != nil {
+		return nil, fail(ErrMalformed, "data.extensions[%q].%v", ExtensionKey, err)
+	}
+	return f, nil
+}
+
+// extensionOf returns our extension object (nil when absent or null) and an
+// error when data.extensions or our key has a type we cannot keep.
+func extensionOf(data map[string]any) (map[string]any, error) {
+	exts, err := extensionsOf(data)
+	if err != nil || exts == nil {
+		return nil, err
+	}
+	switch v := exts[ExtensionKey].(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return v, nil
+	default:
+		return nil, fmt.Errorf("data.extensions[%q] is %s, not an object", ExtensionKey, describe(v))
+	}
+}
+
+// extensionsOf returns data.extensions as an object: nil when absent, null or
+// an empty array; an error for any other non-object.
+func extensionsOf(data map[string]any) (map[string]any, error) {
+	switch v := data["extensions"].(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return v, nil
+	case []any:
+		if len(v) == 0 {
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("data.extensions is %s, not an object", describe(data["extensions"]))
+}
+
+// position returns the 1-based line and rune column of byte offset off in b.
+func position(b []byte, off int) (line, col int) {
+	off = min(max(off, 0), len(b))
+	line = 1 + bytes.Count(b[:off], []byte{'\n'})
+	start := bytes.LastIndexByte(b[:off], '\n') + 1
+	return line, 1 + utf8.RuneCount(b[start:off])
+}
+
+// kind names a JSON value's type.
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// describe names a value for messages: strings quoted (cut at 40 bytes), other
+// types by kind; "missing" for nil.
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "missing or null"
+	case string:
+		if len(v) > 40 {
+			v = strings.ToValidUTF8(v[:40], "") + "…"
+		}
+		return fmt.Sprintf("%q", v)
+	}
+	return kind(v)
+}
+
+// keyList is up to eight of doc's keys, sorted, for messages.
+func keyList(doc map[string]any) string {
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		return "none"
+	}
+	more := ""
+	if len(keys) > 8 {
+		more = fmt.Sprintf(", … (%d in all)", len(keys))
+		keys = keys[:8]
+	}
+	return strings.Join(keys, ", ") + more
+}
+
+// data returns the document's data object (present after Read).
+func (f *File) data() map[string]any {
+	d, _ := f.doc["data"].(map[string]any)
+	return d
+}
+
+// JSON exports the whole card document: every key as read, with the judge's
+// extension as last set. Keys come out sorted and HTML characters unescaped.
+func (f *File) JSON() ([]byte, error) {
+	return marshal(f.doc)
+}
+
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
