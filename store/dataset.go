@@ -1,0 +1,446 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"evident/persona"
+)
+
+// DatasetInfo describes one committed import of the three input tables.
+type DatasetInfo struct {
+	ID         int64
+	Name       string // free text given at import (e.g. the turns file name)
+	ImportedAt time.Time
+	Turns      int // chat_turn rows
+	Cards      int // character_card rows
+	Lexicon    int // topic_lexicon rows
+}
+
+// Importer writes one dataset inside one write transaction: nothing of it is
+// visible to readers until Commit, and Rollback, a failed Add, a cancelled
+// context, Close or a killed process leave no trace of it. Rows are written
+// as they are added, so an import of any size holds one row in memory at a
+// time. The transaction holds SQLite's write lock until it ends: other
+// writers wait (see BusyTimeout). Not safe for concurrent use.
+type Importer struct {
+	ctx  context.Context
+	tx   *sql.Tx
+	id   int64
+	now  string
+	err  error // first failure; the import can then only roll back
+	done bool
+
+	turnStmt, cardStmt, lexStmt *sql.Stmt
+	turns, cards, lexicon       int
+}
+
+// BeginImport starts a dataset named name (free text, may be empty). The
+// dataset's id is known at once (ID) but exists for others only after Commit.
+func (db *DB) BeginImport(ctx context.Context, name string) (*Importer, error) {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: begin import: %w", err)
+	}
+	im := &Importer{ctx: ctx, tx: tx, now: db.stamp()}
+	res, err := tx.ExecContext(ctx, "INSERT INTO dataset (name, imported_at) VALUES (?, ?)", name, im.now)
+	if err == nil {
+		im.id, err = res.LastInsertId()
+	}
+	if err == nil {
+		im.turnStmt, err = tx.PrepareContext(ctx, `INSERT INTO chat_turn (dataset_id, seq, turn_id, session_id,
+    character_id, model_id, user_message, reply_text, first_person, named_entities, honorific_level,
+    user_asked_recall, created_at, prompt_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	}
+	if err == nil {
+		im.cardStmt, err = tx.PrepareContext(ctx, `INSERT INTO character_card (dataset_id, seq, character_id, name,
+    honorific_rule, first_person, canon_entities, forbidden_topics, entity_roles, description, public)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	}
+	if err == nil {
+		im.lexStmt, err = tx.PrepareContext(ctx, "INSERT INTO topic_lexicon (dataset_id, seq, term, topic) VALUES (?, ?, ?, ?)")
+	}
+	if err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("store: begin import: %w", err)
+	}
+	return im, nil
+}
+
+// ID is the dataset id this import will have once committed.
+func (im *Importer) ID() int64 { return im.id }
+
+// check refuses work after the import ended or failed.
+func (im *Importer) check() error {
+	if im.done {
+		return ErrClosed
+	}
+	return im.err
+}
+
+// fail records the first error; later Adds and Commit return it and Commit
+// rolls back, so a dataset missing a row never commits.
+func (im *Importer) fail(err error) error {
+	if im.err == nil {
+		im.err = err
+	}
+	return err
+}
+
+// AddTurn appends one chat_turn row (input order is the order of calls).
+// A turn_id already in this dataset fails with the UNIQUE constraint error,
+// and so does every later call: the import can then only be rolled back.
+func (im *Importer) AddTurn(t *persona.Turn) error {
+	if err := im.check(); err != nil {
+		return err
+	}
+	var ents any
+	if t.NamedEntities != nil {
+		b, err := json.Marshal(t.NamedEntities)
+		if err != nil {
+			return im.fail(fmt.Errorf("store: turn %q: %w", t.TurnID, err))
+		}
+		ents = string(b)
+	}
+	_, err := im.turnStmt.ExecContext(im.ctx, im.id, im.turns, t.TurnID, t.SessionID, t.CharacterID, t.ModelID,
+		nullString(t.UserMessage), nullString(t.ReplyText), nullString(t.FirstPerson), ents,
+		nullString(t.HonorificLevel), boolInt(t.UserAskedRecall), t.CreatedAt, t.PromptID)
+	if err != nil {
+		return im.fail(fmt.Errorf("store: import turn %q (row %d): %w", t.TurnID, im.turns+1, err))
+	}
+	im.turns++
+	return nil
+}
+
+// AddCard appends one character_card row; a character_id already in this
+// dataset fails (UNIQUE) and ends the import as AddTurn's errors do.
+func (im *Importer) AddCard(c persona.Card) error {
+	if err := im.check(); err != nil {
+		return err
+	}
+	lists, err := cardLists(c)
+	if err != nil {
+		return im.fail(fmt.Errorf("store: card %q: %w", c.CharacterID, err))
+	}
+	_, err = im.cardStmt.ExecContext(im.ctx, im.id, im.cards, c.CharacterID, c.Name, c.HonorificRule, c.FirstPerson,
+		lists[0], lists[1], lists[2], c.Description, boolInt(c.Public))
+	if err != nil {
+		return im.fail(fmt.Errorf("store: import card %q: %w", c.CharacterID, err))
+	}
+	im.cards++
+	return nil
+}
+
+// AddLexicon appends one topic_lexicon row; row order is kept.
+func (im *Importer) AddLexicon(r persona.LexiconRow) error {
+	if err := im.check(); err != nil {
+		return err
+	}
+	if _, err := im.lexStmt.ExecContext(im.ctx, im.id, im.lexicon, r.Term, r.Topic); err != nil {
+		return im.fail(fmt.Errorf("store: import lexicon row %d: %w", im.lexicon+1, err))
+	}
+	im.lexicon++
+	return nil
+}
+
+// Commit makes the dataset visible and returns its id. After a failed Add
+// it rolls back and returns that Add's error instead.
+func (im *Importer) Commit() (int64, error) {
+	if im.done {
+		return 0, ErrClosed
+	}
+	if im.err != nil {
+		im.Rollback()
+		return 0, im.err
+	}
+	im.done = true
+	_, err := im.tx.ExecContext(im.ctx, "UPDATE dataset SET n_turns = ?, n_cards = ?, n_lexicon = ? WHERE id = ?",
+		im.turns, im.cards, im.lexicon, im.id)
+	if err != nil {
+		im.tx.Rollback()
+		return 0, fmt.Errorf("store: commit import: %w", err)
+	}
+	if err := im.tx.Commit(); err != nil {
+		return 0, fmt.Errorf("store: commit import: %w", err)
+	}
+	return im.id, nil
+}
+
+// Rollback discards the import. It is a no-op (nil) after Commit or an
+// earlier Rollback, so `defer im.Rollback()` is safe.
+func (im *Importer) Rollback() error {
+	if im.done {
+		return nil
+	}
+	im.done = true
+	if err := im.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		return err
+	}
+	return nil
+}
+
+// ImportDataset stores the three tables as a new dataset in one transaction
+// and returns its id: either every row is stored or none is (a duplicate
+// turn_id or character_id, a cancelled context or any other error leaves no
+// dataset). Rows keep their slice order.
+func (db *DB) ImportDataset(ctx context.Context, name string, turns []persona.Turn, cards []persona.Card, lexicon []persona.LexiconRow) (int64, error) {
+	i := 0
+	return db.ImportStream(ctx, name, cards, lexicon, func() (*persona.Turn, error) {
+		if i == len(turns) {
+			return nil, io.EOF
+		}
+		i++
+		return &turns[i-1], nil
+	})
+}
+
+// ImportStream is ImportDataset for a chat_turn table too large to hold in
+// memory: next returns the turns one at a time, in input order, and
+// (nil, io.EOF) at the end. Any other error from next aborts the import, which
+// then leaves no dataset, and is returned. next may reuse the Turn it returns.
+func (db *DB) ImportStream(ctx context.Context, name string, cards []persona.Card, lexicon []persona.LexiconRow, next func() (*persona.Turn, error)) (int64, error) {
+	im, err := db.BeginImport(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	defer im.Rollback()
+	for _, c := range cards {
+		if err := im.AddCard(c); err != nil {
+			return 0, err
+		}
+	}
+	for _, r := range lexicon {
+		if err := im.AddLexicon(r); err != nil {
+			return 0, err
+		}
+	}
+	for {
+		t, err := next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("store: import %q: %w", name, err)
+		}
+		if err := im.AddTurn(t); err != nil {
+			return 0, err
+		}
+	}
+	return im.Commit()
+}
+
+// Datasets lists the committed datasets, newest first.
+func (db *DB) Datasets(ctx context.Context) ([]DatasetInfo, error) {
+	rows, err := db.sql.QueryContext(ctx,
+		"SELECT id, name, imported_at, n_turns, n_cards, n_lexicon FROM dataset ORDER BY id DESC")
+	if err != nil {
+		return nil, fmt.Errorf("store: datasets: %w", err)
+	}
+	defer rows.Close()
+	var out []DatasetInfo
+	for rows.Next() {
+		var d DatasetInfo
+		var at string
+		if err := rows.Scan(&d.ID, &d.Name, &at, &d.Turns, &d.Cards, &d.Lexicon); err != nil {
+			return nil, fmt.Errorf("store: datasets: %w", err)
+		}
+		if d.ImportedAt, err = parseTime(at); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Dataset returns one committed dataset, or ErrNotFound.
+func (db *DB) Dataset(ctx context.Context, id int64) (DatasetInfo, error) {
+	d := DatasetInfo{ID: id}
+	var at string
+	err := db.sql.QueryRowContext(ctx, "SELECT name, imported_at, n_turns, n_cards, n_lexicon FROM dataset WHERE id = ?", id).
+		Scan(&d.Name, &at, &d.Turns, &d.Cards, &d.Lexicon)
+	if errors.Is(err, sql.ErrNoRows) {
+		return DatasetInfo{}, fmt.Errorf("%w: dataset %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return DatasetInfo{}, fmt.Errorf("store: dataset %d: %w", id, err)
+	}
+	d.ImportedAt, err = parseTime(at)
+	return d, err
+}
+
+// EachTurn calls fn with the dataset's turns in input order, one at a time
+// (the Turn is fresh for each call). It stops at fn's first error and returns
+// it. ErrNotFound when the dataset does not exist. On an in-memory DB, fn
+// must not wait for a write transaction of the same DB (no WAL there).
+func (db *DB) EachTurn(ctx context.Context, datasetID int64, fn func(*persona.Turn) error) error {
+	if _, err := db.Dataset(ctx, datasetID); err != nil {
+		return err
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT turn_id, session_id, character_id, model_id, user_message,
+    reply_text, first_person, named_entities, honorific_level, user_asked_recall, created_at, prompt_id
+    FROM chat_turn WHERE dataset_id = ? ORDER BY seq`, datasetID)
+	if err != nil {
+		return fmt.Errorf("store: turns of dataset %d: %w", datasetID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t persona.Turn
+		var um, rt, fp, ne, hl sql.NullString
+		var recall int
+		if err := rows.Scan(&t.TurnID, &t.SessionID, &t.CharacterID, &t.ModelID, &um, &rt, &fp, &ne, &hl,
+			&recall, &t.CreatedAt, &t.PromptID); err != nil {
+			return fmt.Errorf("store: turns of dataset %d: %w", datasetID, err)
+		}
+		t.UserMessage, t.ReplyText, t.FirstPerson, t.HonorificLevel = stringPtr(um), stringPtr(rt), stringPtr(fp), stringPtr(hl)
+		t.UserAskedRecall = recall != 0
+		if ne.Valid {
+			if err := json.Unmarshal([]byte(ne.String), &t.NamedEntities); err != nil {
+				return fmt.Errorf("store: turn %q named_entities: %w", t.TurnID, err)
+			}
+			if t.NamedEntities == nil {
+				t.NamedEntities = []string{}
+			}
+		}
+		if err := fn(&t); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Turns returns all turns of a dataset in input order; for large datasets
+// prefer EachTurn. Nullable columns come back as stored: NamedEntities is nil
+// exactly when it was imported as nil. ErrNotFound when the dataset does not
+// exist.
+func (db *DB) Turns(ctx context.Context, datasetID int64) ([]persona.Turn, error) {
+	var out []persona.Turn
+	err := db.EachTurn(ctx, datasetID, func(t *persona.Turn) error {
+		out = append(out, *t)
+		return nil
+	})
+	return out, err
+}
+
+// Cards returns the dataset's cards in input order, with updates by
+// UpdateCard applied. List fields are never nil (empty = none), as
+// persona.Card documents. ErrNotFound when the dataset does not exist.
+func (db *DB) Cards(ctx context.Context, datasetID int64) ([]persona.Card, error) {
+	if _, err := db.Dataset(ctx, datasetID); err != nil {
+		return nil, err
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT character_id, name, honorific_rule, first_person, canon_entities,
+    forbidden_topics, entity_roles, description, public FROM character_card WHERE dataset_id = ? ORDER BY seq`, datasetID)
+	if err != nil {
+		return nil, fmt.Errorf("store: cards of dataset %d: %w", datasetID, err)
+	}
+	defer rows.Close()
+	var out []persona.Card
+	for rows.Next() {
+		var c persona.Card
+		var canon, forbidden, roles string
+		var public int
+		if err := rows.Scan(&c.CharacterID, &c.Name, &c.HonorificRule, &c.FirstPerson, &canon, &forbidden, &roles,
+			&c.Description, &public); err != nil {
+			return nil, fmt.Errorf("store: cards of dataset %d: %w", datasetID, err)
+		}
+		c.Public = public != 0
+		for _, l := range []struct {
+			src string
+			dst any
+		}{{canon, &c.CanonEntities}, {forbidden, &c.ForbiddenTopics}, {roles, &c.EntityRoles}} {
+			if err := json.Unmarshal([]byte(l.src), l.dst); err != nil {
+				return nil, fmt.Errorf("store: card %q: %w", c.CharacterID, err)
+			}
+		}
+		if c.CanonEntities == nil {
+			c.CanonEntities = []string{}
+		}
+		if c.ForbiddenTopics == nil {
+			c.ForbiddenTopics = []string{}
+		}
+		if c.EntityRoles == nil {
+			c.EntityRoles = []persona.EntityRole{}
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Lexicon returns the dataset's topic_lexicon rows in row order (the order
+// the forbidden-topic rule depends on). ErrNotFound when the dataset does not
+// exist.
+func (db *DB) Lexicon(ctx context.Context, datasetID int64) ([]persona.LexiconRow, error) {
+	if _, err := db.Dataset(ctx, datasetID); err != nil {
+		return nil, err
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT term, topic FROM topic_lexicon WHERE dataset_id = ? ORDER BY seq", datasetID)
+	if err != nil {
+		return nil, fmt.Errorf("store: lexicon of dataset %d: %w", datasetID, err)
+	}
+	defer rows.Close()
+	var out []persona.LexiconRow
+	for rows.Next() {
+		var r persona.LexiconRow
+		if err := rows.Scan(&r.Term, &r.Topic); err != nil {
+			return nil, fmt.Errorf("store: lexicon of dataset %d: %w", datasetID, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// UpdateCard replaces the card with card.CharacterID in a dataset (every
+// field; its position in the table is kept) and stamps its update time, for
+// example when a review adds a name to canon_entities. ErrNotFound when the
+// dataset has no such character. Runs already stored are not changed; their
+// fingerprints describe the cards they judged.
+func (db *DB) UpdateCard(ctx context.Context, datasetID int64, card persona.Card) error {
+	lists, err := cardLists(card)
+	if err != nil {
+		return fmt.Errorf("store: card %q: %w", card.CharacterID, err)
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE character_card SET name = ?, honorific_rule = ?, first_person = ?,
+    canon_entities = ?, forbidden_topics = ?, entity_roles = ?, description = ?, public = ?, updated_at = ?
+    WHERE dataset_id = ? AND character_id = ?`,
+			card.Name, card.HonorificRule, card.FirstPerson, lists[0], lists[1], lists[2], card.Description,
+			boolInt(card.Public), db.stamp(), datasetID, card.CharacterID)
+		if err != nil {
+			return fmt.Errorf("store: update card %q: %w", card.CharacterID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("%w: card %q in dataset %d", ErrNotFound, card.CharacterID, datasetID)
+		}
+		return nil
+	})
+}
+
+// cardLists encodes a card's three list columns as JSON; nil lists become [].
+func cardLists(c persona.Card) ([3]string, error) {
+	var out [3]string
+	canon, forbidden, roles := c.CanonEntities, c.ForbiddenTopics, c.EntityRoles
+	if canon == nil {
+		canon = []string{}
+	}
+	if forbidden == nil {
+		forbidden = []string{}
+	}
+	if roles == nil {
+		roles = []persona.EntityRole{}
+	}
+	for i, v := range []any{canon, forbidden, roles} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return out, err
+		}
+		out[i] = string(b)
+	}
+	return out, nil
+}

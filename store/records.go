@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"evident/persona"
+)
+
+// Filter narrows the records of a run. Every non-empty field must hold
+// (AND); the zero Filter matches every record.
+type Filter struct {
+	Character string          // character_id equals
+	Model     string          // model_id equals
+	Session   string          // session_id equals
+	Verdict   persona.Verdict // verdict equals
+	// Text must occur in the summary or the reply_text (substring; ASCII
+	// letters match case-insensitively, as SQLite's LIKE does).
+	Text string
+	// Limit caps the rows returned (0: no cap); Offset skips rows first.
+	// Both apply in run order and are ignored by CountByVerdict.
+	Limit, Offset int
+}
+
+// where renders the filter as a WHERE clause (with run_id) and its args.
+func (f Filter) where(runID int64) (string, []any) {
+	clauses := []string{"run_id = ?"}
+	args := []any{runID}
+	for _, c := range []struct{ col, val string }{
+		{"character_id", f.Character}, {"model_id", f.Model}, {"session_id", f.Session}, {"verdict", string(f.Verdict)},
+	} {
+		if c.val != "" {
+			clauses = append(clauses, c.col+" = ?")
+			args = append(args, c.val)
+		}
+	}
+	if f.Text != "" {
+		pat := "%" + likeEscaper.Replace(f.Text) + "%"
+		clauses = append(clauses, `(summary LIKE ? ESCAPE '\' OR reply_text LIKE ? ESCAPE '\')`)
+		args = append(args, pat, pat)
+	}
+	return " WHERE " + strings.Join(clauses, " AND "), args
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// Entry is one stored verdict record with its position in the run and its
+// sidecar. SummarySource is "" and SummaryRejectedBy "" when not set (NULL).
+type Entry struct {
+	Seq               int // 0-based position in the run (the order of Add)
+	Record            persona.Record
+	SummarySource     SummarySource
+	SummaryRejectedBy string
+}
+
+// Entries returns the run's records matching f, in run order, with their
+// sidecars. ErrNotFound when the run does not exist or is not committed.
+func (db *DB) Entries(ctx context.Context, runID int64, f Filter) ([]Entry, error) {
+	if _, err := db.Run(ctx, runID); err != nil {
+		return nil, err
+	}
+	where, args := f.where(runID)
+	q := "SELECT seq, record, summary_source, summary_rejected_by FROM verdict" + where + " ORDER BY seq"
+	if f.Limit > 0 || f.Offset > 0 {
+		limit := f.Limit
+		if limit <= 0 {
+			limit = -1
+		}
+		q += " LIMIT ? OFFSET ?"
+		args = append(args, limit, max(f.Offset, 0))
+	}
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: records of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var e Entry
+		var js string
+		var src, rej sql.NullString
+		if err := rows.Scan(&e.Seq, &js, &src, &rej); err != nil {
+			return nil, fmt.Errorf("store: records of run %d: %w", runID, err)
+		}
+		if e.Record, err = decodeRecord([]byte(js)); err != nil {
+			return nil, fmt.Errorf("store: record %d of run %d: %w", e.Seq, runID, err)
+		}
+		e.SummarySource, e.SummaryRejectedBy = SummarySource(src.String), rej.String
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Records returns the run's records matching f, in run order, each equal to
+// the record given to RunWriter.Add (see decodeRecord for the one caveat on
+// numbers). ErrNotFound when the run does not exist or is not committed.
+func (db *DB) Records(ctx context.Context, runID int64, f Filter) ([]persona.Record, error) {
+	es, err := db.Entries(ctx, runID, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]persona.Record, len(es))
+	for i, e := range es {
+		out[i] = e.Record
+	}
+	return out, nil
+}
+
+// decodeRecord reads a stored record. JSON has one number type, so an
+// evidence value with an agg that is a whole number comes back as int (as the
+// judge writes counts, persona.Evidence); other numbers stay float64.
+func decodeRecord(b []byte) (persona.Record, error) {
+	var r persona.Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, err
+	}
+	for i, e := range r.Evidence {
+		if f, ok := e.Value.(float64); ok && e.Agg != "" && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			r.Evidence[i].Value = int(f)
+		}
+	}
+	return r, nil
+}
+
+// CountByVerdict counts the run's records matching f (Limit and Offset
+// ignored) per verdict; the map has an entry, possibly 0, for each of the
+// five verdicts. ErrNotFound when the run does not exist or is not committed.
+func (db *DB) CountByVerdict(ctx context.Context, runID int64, f Filter) (map[persona.Verdict]int, error) {
+	if _, err := db.Run(ctx, runID); err != nil {
+		return nil, err
+	}
+	where, args := f.where(runID)
+	rows, err := db.sql.QueryContext(ctx, "SELECT verdict, count(*) FROM verdict"+where+" GROUP BY verdict", args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: count run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	out := map[persona.Verdict]int{}
+	for _, v := range persona.Verdicts {
+		out[v] = 0
+	}
+	for rows.Next() {
+		var v string
+		var n int
+		if err := rows.Scan(&v, &n); err != nil {
+			return nil, fmt.Errorf("store: count run %d: %w", runID, err)
+		}
+		out[persona.Verdict(v)] = n
+	}
+	return out, rows.Err()
+}
+
+// Facets are the distinct values of a run's filterable columns, each sorted
+// (byte order), for the screen's filter dropdowns.
+type Facets struct {
+	Characters []string
+	Models     []string
+	Sessions   []string
+}
+
+// Facets returns the distinct character_id, model_id and session_id values
+// of a run's records. ErrNotFound when the run does not exist or is not
+// committed.
+func (db *DB) Facets(ctx context.Context, runID int64) (Facets, error) {
+	if _, err := db.Run(ctx, runID); err != nil {
+		return Facets{}, err
+	}
+	var fs Facets
+	for _, c := range []struct {
+		col string
+		dst *[]string
+	}{{"character_id", &fs.Characters}, {"model_id", &fs.Models}, {"session_id", &fs.Sessions}} {
+		vals, err := db.distinct(ctx, runID, c.col)
+		if err != nil {
+			return Facets{}, err
+		}
+		*c.dst = vals
+	}
+	return fs, nil
+}
+
+func (db *DB) distinct(ctx context.Context, runID int64, col string) ([]string, error) {
+	rows, err := db.sql.QueryContext(ctx, "SELECT DISTINCT "+col+" FROM verdict WHERE run_id = ? ORDER BY "+col, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: distinct %s of run %d: %w", col, runID, err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, fmt.Errorf("store: distinct %s of run %d: %w", col, runID, err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// SetSummarySource sets the sidecar of one record of a committed run (who
+// wrote its summary; why a model's rewrite was rejected, "" for NULL).
+// source "" clears it to NULL; other values than SummaryRule and
+// SummaryModel fail with ErrInvalid. ErrNotFound when the run has no record
+// for turnID.
+func (db *DB) SetSummarySource(ctx context.Context, runID int64, turnID string, source SummarySource, rejectedBy string) error {
+	var src, rej any
+	switch source {
+	case "":
+	case SummaryRule, SummaryModel:
+		src = string(source)
+	default:
+		return fmt.Errorf("%w: summary source %q", ErrInvalid, source)
+	}
+	if rejectedBy != "" {
+		rej = rejectedBy
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE verdict SET summary_source = ?, summary_rejected_by = ?
+    WHERE run_id = ? AND turn_id = ? AND run_id IN (SELECT id FROM run WHERE finished_at IS NOT NULL)`,
+			src, rej, runID, turnID)
+		if err != nil {
+			return fmt.Errorf("store: set summary source of %q: %w", turnID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: record %q in run %d", ErrNotFound, turnID, runID)
+		}
+		return nil
+	})
+}

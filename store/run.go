@@ -1,0 +1,414 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"evident/persona"
+	"evident/persona/batch"
+)
+
+// RunMeta describes a judge run as it starts.
+type RunMeta struct {
+	// DatasetID is the imported dataset judged, 0 when the run read files
+	// directly (stored as NULL). A non-zero id must exist.
+	DatasetID int64
+	// Profile is the speech profile's name ("seed", "extended", …).
+	Profile string
+	// Endings is the polite-ending list the profile used, user additions
+	// included, so a run can be explained after the profile changes.
+	Endings []string
+	// Fingerprints maps an input table name (chat_turn, character_card,
+	// topic_lexicon, …) to the sha256 of what was judged, hex.
+	Fingerprints map[string]string
+	// PromptVersion names the summary prompt when a model rewrote summaries,
+	// "" when only rule sentences were used.
+	PromptVersion string
+}
+
+// RunInfo is a committed judge run. Tally is what RunWriter.Commit stored;
+// its ByVerdict has an entry for each of the five verdicts.
+type RunInfo struct {
+	ID int64
+	RunMeta
+	StartedAt  time.Time // BeginRun
+	FinishedAt time.Time // Commit
+	Tally      batch.Tally
+}
+
+// SummarySource says who wrote a record's summary: the rules' default
+// sentence or a model's rewrite that passed the checks.
+type SummarySource string
+
+// The two summary sources stored in the record sidecar.
+const (
+	SummaryRule  SummarySource = "rule"
+	SummaryModel SummarySource = "model"
+)
+
+// AddOption sets sidecar columns of one record in RunWriter.Add.
+type AddOption func(*sidecar)
+
+type sidecar struct {
+	source     SummarySource
+	rejectedBy string
+}
+
+// WithSummary records who wrote the summary and, when a model's rewrite was
+// thrown away, why (e.g. the automatic check that rejected it; "" for none).
+// Without it both sidecar columns are NULL. source must be SummaryRule or
+// SummaryModel (else Add fails with ErrInvalid).
+func WithSummary(source SummarySource, rejectedBy string) AddOption {
+	return func(s *sidecar) { s.source, s.rejectedBy = source, rejectedBy }
+}
+
+// RunWriter writes one judge run inside one write transaction: the run row
+// and every record become visible together at Commit; Rollback, a failed
+// Add, a cancelled context, Close or a killed process leave no run at all.
+// Records are inserted as they are added (one prepared statement, no
+// buffering), so memory stays flat however long the run. Other writers wait
+// while a run is open (see BusyTimeout). Not safe for concurrent use.
+type RunWriter struct {
+	ctx     context.Context
+	db      *DB
+	tx      *sql.Tx
+	id      int64
+	meta    RunMeta
+	started string
+	done    bool
+	err     error
+	stmt    *sql.Stmt
+	rejStmt *sql.Stmt
+	n, nRej int
+	counts  map[persona.Verdict]int
+	buf     bytes.Buffer
+	enc     *json.Encoder
+}
+
+// BeginRun starts a run. Its id is known at once (ID) but the run exists for
+// readers only after Commit. Fails when meta.DatasetID names no dataset
+// (foreign key) or the write lock cannot be had within BusyTimeout.
+func (db *DB) BeginRun(ctx context.Context, meta RunMeta) (*RunWriter, error) {
+	endings, fps := meta.Endings, meta.Fingerprints
+	if endings == nil {
+		endings = []string{}
+	}
+	if fps == nil {
+		fps = map[string]string{}
+	}
+	eb, err := json.Marshal(endings)
+	if err != nil {
+		return nil, fmt.Errorf("store: begin run: %w", err)
+	}
+	fb, err := json.Marshal(fps)
+	if err != nil {
+		return nil, fmt.Errorf("store: begin run: %w", err)
+	}
+	var dataset any
+	if meta.DatasetID != 0 {
+		dataset = meta.DatasetID
+	}
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: begin run: %w", err)
+	}
+	w := &RunWriter{ctx: ctx, db: db, tx: tx, started: db.stamp(), counts: map[persona.Verdict]int{}}
+	w.meta = meta
+	w.meta.Endings = append([]string{}, endings...)
+	w.meta.Fingerprints = map[string]string{}
+	for k, v := range fps {
+		w.meta.Fingerprints[k] = v
+	}
+	w.enc = json.NewEncoder(&w.buf)
+	w.enc.SetEscapeHTML(false)
+	res, err := tx.ExecContext(ctx, `INSERT INTO run (dataset_id, started_at, profile, endings, fingerprints, prompt_version)
+    VALUES (?, ?, ?, ?, ?, ?)`, dataset, w.started, meta.Profile, string(eb), string(fb), meta.PromptVersion)
+	if err == nil {
+		w.id, err = res.LastInsertId()
+	}
+	if err == nil {
+		w.stmt, err = tx.PrepareContext(ctx, `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
+    model_id, prompt_id, verdict, summary, reply_text, record, summary_source, summary_rejected_by)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	}
+	if err == nil {
+		w.rejStmt, err = tx.PrepareContext(ctx,
+			"INSERT INTO run_reject (run_id, seq, file, line, turn_id, reason) VALUES (?, ?, ?, ?, ?, ?)")
+	}
+	if err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("store: begin run: %w", err)
+	}
+	return w, nil
+}
+
+// ID is the id the run will have once committed.
+func (w *RunWriter) ID() int64 { return w.id }
+
+func (w *RunWriter) check() error {
+	if w.done {
+		return ErrClosed
+	}
+	return w.err
+}
+
+func (w *RunWriter) fail(err error) error {
+	if w.err == nil {
+		w.err = err
+	}
+	return err
+}
+
+// Add appends one verdict record (run order is the order of calls). turn is
+// the judged chat_turn row and supplies the denormalised prompt_id and
+// reply_text columns; it may be nil, and then reply_text is taken from the
+// record's chat_turn.reply_text evidence row when there is one and
+// prompt_id is "". Fails, and ends the run (Commit then rolls back), when
+// rec.Verdict is not one of the five (ErrInvalid), the turn_id was already
+// added to this run (UNIQUE), or SQLite fails.
+func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOption) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	if !rec.Verdict.Valid() {
+		return w.fail(fmt.Errorf("%w: turn %q: verdict %q is not one of the five", ErrInvalid, rec.TurnID, rec.Verdict))
+	}
+	var sc sidecar
+	for _, o := range opts {
+		o(&sc)
+	}
+	var source, rejectedBy any
+	if sc.source != "" {
+		if sc.source != SummaryRule && sc.source != SummaryModel {
+			return w.fail(fmt.Errorf("%w: turn %q: summary source %q", ErrInvalid, rec.TurnID, sc.source))
+		}
+		source = string(sc.source)
+	}
+	if sc.rejectedBy != "" {
+		rejectedBy = sc.rejectedBy
+	}
+	w.buf.Reset()
+	if err := w.enc.Encode(&rec); err != nil {
+		return w.fail(fmt.Errorf("store: turn %q: encode record: %w", rec.TurnID, err))
+	}
+	js := bytes.TrimSuffix(w.buf.Bytes(), []byte("\n"))
+	var prompt string
+	var reply any
+	if turn != nil {
+		prompt, reply = turn.PromptID, nullString(turn.ReplyText)
+	} else {
+		reply = evidenceReply(rec)
+	}
+	_, err := w.stmt.ExecContext(w.ctx, w.id, w.n, rec.TurnID, rec.SessionID, rec.CharacterID, rec.ModelID, prompt,
+		string(rec.Verdict), rec.Summary, reply, string(js), source, rejectedBy)
+	if err != nil {
+		return w.fail(fmt.Errorf("store: add record %q: %w", rec.TurnID, err))
+	}
+	w.n++
+	w.counts[rec.Verdict]++
+	return nil
+}
+
+// evidenceReply is the verbatim reply_text an evidence row cites, or nil.
+func evidenceReply(rec persona.Record) any {
+	for _, e := range rec.Evidence {
+		if e.Source == persona.SourceTurn && e.Field == "reply_text" && e.Agg == "" {
+			if s, ok := e.Value.(string); ok {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// Reject stores one row the run could not judge (any of the three tables),
+// in call order. Errors end the run as Add's do.
+func (w *RunWriter) Reject(r batch.Reject) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	if _, err := w.rejStmt.ExecContext(w.ctx, w.id, w.nRej, r.File, r.Line, nullString(r.TurnID), r.Reason); err != nil {
+		return w.fail(fmt.Errorf("store: add reject %s:%d: %w", r.File, r.Line, err))
+	}
+	w.nRej++
+	return nil
+}
+
+// Commit stores the tally, stamps the finish time and makes the run and its
+// records visible, all at once, and returns the run as Run would read it. The tally must agree with what was added:
+// t.Judged equals the number of records and t.ByVerdict the per-verdict
+// counts (zero entries may be missing), else Commit rolls back with
+// ErrInvalid — nothing is dropped silently. t.Rejected counts rejected rows
+// of all tables and is stored as given. After a failed Add, Commit rolls
+// back and returns that error.
+func (w *RunWriter) Commit(t batch.Tally) (RunInfo, error) {
+	if w.done {
+		return RunInfo{}, ErrClosed
+	}
+	if w.err != nil {
+		w.Rollback()
+		return RunInfo{}, w.err
+	}
+	if err := w.agrees(t); err != nil {
+		w.Rollback()
+		return RunInfo{}, err
+	}
+	w.done = true
+	byVerdict := map[persona.Verdict]int{}
+	for _, v := range persona.Verdicts {
+		byVerdict[v] = w.counts[v]
+	}
+	finished := w.db.stamp()
+	bv, err := json.Marshal(byVerdict)
+	if err == nil {
+		_, err = w.tx.ExecContext(w.ctx, "UPDATE run SET finished_at = ?, judged = ?, rejected = ?, by_verdict = ? WHERE id = ?",
+			finished, w.n, t.Rejected, string(bv), w.id)
+	}
+	if err != nil {
+		w.tx.Rollback()
+		return RunInfo{}, fmt.Errorf("store: commit run: %w", err)
+	}
+	if err := w.tx.Commit(); err != nil {
+		return RunInfo{}, fmt.Errorf("store: commit run: %w", err)
+	}
+	info := RunInfo{ID: w.id, RunMeta: w.meta,
+		Tally: batch.Tally{Judged: w.n, ByVerdict: byVerdict, Rejected: t.Rejected}}
+	info.StartedAt, _ = time.Parse(timeLayout, w.started)
+	info.FinishedAt, _ = time.Parse(timeLayout, finished)
+	return info, nil
+}
+
+func (w *RunWriter) agrees(t batch.Tally) error {
+	if t.Judged != w.n {
+		return fmt.Errorf("%w: tally says %d judged, %d records were added", ErrInvalid, t.Judged, w.n)
+	}
+	for _, v := range persona.Verdicts {
+		if t.ByVerdict[v] != w.counts[v] {
+			return fmt.Errorf("%w: tally says %d %s, %d records were added", ErrInvalid, t.ByVerdict[v], v, w.counts[v])
+		}
+	}
+	for v := range t.ByVerdict {
+		if !v.Valid() {
+			return fmt.Errorf("%w: tally counts unknown verdict %q", ErrInvalid, v)
+		}
+	}
+	return nil
+}
+
+// Rollback discards the run and its records. It is a no-op (nil) after
+// Commit or an earlier Rollback, so `defer w.Rollback()` is safe.
+func (w *RunWriter) Rollback() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	if err := w.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		return err
+	}
+	return nil
+}
+
+const runColumns = `id, coalesce(dataset_id, 0), started_at, finished_at, profile, endings, fingerprints,
+    prompt_version, judged, rejected, by_verdict`
+
+// Runs lists the committed runs, newest first.
+func (db *DB) Runs(ctx context.Context) ([]RunInfo, error) {
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+runColumns+" FROM run WHERE finished_at IS NOT NULL ORDER BY id DESC")
+	if err != nil {
+		return nil, fmt.Errorf("store: runs: %w", err)
+	}
+	defer rows.Close()
+	var out []RunInfo
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Run returns one committed run, or ErrNotFound (also for a run still being
+// written or rolled back).
+func (db *DB) Run(ctx context.Context, id int64) (RunInfo, error) {
+	r, err := scanRun(db.sql.QueryRowContext(ctx, "SELECT "+runColumns+" FROM run WHERE id = ? AND finished_at IS NOT NULL", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return RunInfo{}, fmt.Errorf("%w: run %d", ErrNotFound, id)
+	}
+	return r, err
+}
+
+// LatestRun returns the most recently started committed run, or ErrNotFound
+// when there is none.
+func (db *DB) LatestRun(ctx context.Context) (RunInfo, error) {
+	r, err := scanRun(db.sql.QueryRowContext(ctx,
+		"SELECT "+runColumns+" FROM run WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"))
+	if errors.Is(err, sql.ErrNoRows) {
+		return RunInfo{}, fmt.Errorf("%w: no run yet", ErrNotFound)
+	}
+	return r, err
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanRun(s scanner) (RunInfo, error) {
+	var r RunInfo
+	var started, endings, fps, bv string
+	var finished sql.NullString
+	if err := s.Scan(&r.ID, &r.DatasetID, &started, &finished, &r.Profile, &endings, &fps, &r.PromptVersion,
+		&r.Tally.Judged, &r.Tally.Rejected, &bv); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return r, err
+		}
+		return r, fmt.Errorf("store: run: %w", err)
+	}
+	var err error
+	if r.StartedAt, err = parseTime(started); err != nil {
+		return r, err
+	}
+	if fin, err := parseNullTime(finished); err != nil {
+		return r, err
+	} else if fin != nil {
+		r.FinishedAt = *fin
+	}
+	if err := json.Unmarshal([]byte(endings), &r.Endings); err != nil {
+		return r, fmt.Errorf("store: run %d endings: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(fps), &r.Fingerprints); err != nil {
+		return r, fmt.Errorf("store: run %d fingerprints: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(bv), &r.Tally.ByVerdict); err != nil {
+		return r, fmt.Errorf("store: run %d tally: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+// Rejects returns the rows a committed run stored with RunWriter.Reject, in
+// the order they were added. ErrNotFound when the run does not exist.
+func (db *DB) Rejects(ctx context.Context, runID int64) ([]batch.Reject, error) {
+	if _, err := db.Run(ctx, runID); err != nil {
+		return nil, err
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT file, line, turn_id, reason FROM run_reject WHERE run_id = ? ORDER BY seq", runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: rejects of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []batch.Reject
+	for rows.Next() {
+		var r batch.Reject
+		var tid sql.NullString
+		if err := rows.Scan(&r.File, &r.Line, &tid, &r.Reason); err != nil {
+			return nil, fmt.Errorf("store: rejects of run %d: %w", runID, err)
+		}
+		r.TurnID = stringPtr(tid)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,226 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// MemoryPath is the --db value that opens a private in-memory database
+// instead of a file (see Open).
+const MemoryPath = ":memory:"
+
+// BusyTimeout is how long a statement waits for another connection's lock
+// (a writer's transaction, or a checkpoint) before failing with SQLITE_BUSY.
+const BusyTimeout = 10 * time.Second
+
+// Errors returned by this package; test with errors.Is. Errors from SQLite
+// itself (a UNIQUE or CHECK violation, SQLITE_BUSY) are wrapped with context
+// and keep the driver's error in their chain.
+var (
+	// ErrNotFound: the dataset, run, card, record or decision asked for does
+	// not exist (or belongs to a run that was never committed).
+	ErrNotFound = errors.New("store: not found")
+	// ErrSchemaTooNew: the database was written by a newer evident whose
+	// schema version this build does not know; Open refuses it.
+	ErrSchemaTooNew = errors.New("store: database schema is newer than this program")
+	// ErrInvalid: an argument breaks a documented rule (unknown verdict or
+	// queue, empty key or who, a tally that disagrees with the records).
+	ErrInvalid = errors.New("store: invalid argument")
+	// ErrClosed: an Importer or RunWriter was used after Commit, Rollback or
+	// a failed Add.
+	ErrClosed = errors.New("store: writer already finished")
+	// ErrAlreadyUndone: Undo of a decision that was undone before.
+	ErrAlreadyUndone = errors.New("store: decision already undone")
+)
+
+// DB is an open evident database. It is safe for concurrent use by several
+// goroutines; create it with Open and release it with Close.
+type DB struct {
+	sql  *sql.DB
+	keep *sql.Conn // in-memory only: holds the memdb alive until Close
+	path string
+	now  func() time.Time // the clock stamping rows; tests replace it
+}
+
+// memSeq numbers in-memory databases so each Open gets its own.
+var memSeq atomic.Int64
+
+// DefaultPath returns the default --db path, creating its directory (mode
+// 0700) when missing: evident/evident.db under $XDG_DATA_HOME when that is an
+// absolute path, else under ~/.local/share (on macOS ~/Library/Application
+// Support, on Windows %LocalAppData%). It fails when no home directory can be
+// found or the directory cannot be created.
+func DefaultPath() (string, error) {
+	base, err := userDataDir()
+	if err != nil {
+		return "", fmt.Errorf("store: default database path: %w", err)
+	}
+	dir := filepath.Join(base, "evident")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("store: default database path: %w", err)
+	}
+	return filepath.Join(dir, "evident.db"), nil
+}
+
+func userDataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return d, nil
+	}
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return d, nil
+		}
+		return "", errors.New("%LocalAppData% is not set")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Application Support"), nil
+	}
+	return filepath.Join(home, ".local", "share"), nil
+}
+
+// Open opens (creating when missing) the database at path and brings its
+// schema up to date (see the package doc, "Migrations"). path is a file
+// path, or MemoryPath (":memory:") for a private in-memory database that
+// lives until Close. The file's directory must exist (DefaultPath creates
+// the default one); a path containing '?' is refused.
+//
+// A file database is switched to WAL mode; Open fails when SQLite cannot do
+// that (for example on a file system without shared memory). Errors: the
+// file cannot be opened or is not a SQLite database; ErrSchemaTooNew when the
+// database was migrated by a newer program; a migration failed (the database
+// keeps the versions applied before it).
+func Open(ctx context.Context, path string) (*DB, error) {
+	var dsn string
+	params := fmt.Sprintf("_txlock=immediate&_busy_timeout=%d&_foreign_keys=1", BusyTimeout.Milliseconds())
+	switch {
+	case path == "":
+		return nil, fmt.Errorf("%w: empty database path", ErrInvalid)
+	case path == MemoryPath:
+		dsn = fmt.Sprintf("file:/evident-%d-%d?vfs=memdb&%s", os.Getpid(), memSeq.Add(1), params)
+	case strings.ContainsRune(path, '?'):
+		return nil, fmt.Errorf("%w: database path %q contains '?'", ErrInvalid, path)
+	default:
+		dsn = path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL"
+	}
+	sdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	db := &DB{sql: sdb, path: path, now: time.Now}
+	fail := func(err error) (*DB, error) {
+		db.Close()
+		return nil, err
+	}
+	if path == MemoryPath {
+		// The memdb database is freed when its last connection closes; pin one.
+		if db.keep, err = sdb.Conn(ctx); err != nil {
+			return fail(fmt.Errorf("store: open %s: %w", path, err))
+		}
+	} else {
+		var mode string
+		if err := sdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			return fail(fmt.Errorf("store: open %s: %w", path, err))
+		}
+		if !strings.EqualFold(mode, "wal") {
+			return fail(fmt.Errorf("store: open %s: journal mode is %q, want wal", path, mode))
+		}
+	}
+	if err := migrate(ctx, db, migrationFS); errors.Is(err, ErrSchemaTooNew) {
+		return fail(err)
+	} else if err != nil {
+		return fail(fmt.Errorf("store: open %s: %w", path, err))
+	}
+	return db, nil
+}
+
+// Path returns the path Open was given (MemoryPath for an in-memory DB).
+func (db *DB) Path() string { return db.path }
+
+// Close closes the database. Finish (Commit or Rollback) every Importer and
+// RunWriter first: Close does not end their transactions, and one left open
+// never commits if the process then exits. An in-memory database is gone
+// after Close.
+func (db *DB) Close() error {
+	var errs []error
+	if db.keep != nil {
+		errs = append(errs, db.keep.Close())
+		db.keep = nil
+	}
+	errs = append(errs, db.sql.Close())
+	return errors.Join(errs...)
+}
+
+// timeLayout is how times are stored: UTC, fixed width, so text order is
+// time order.
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+func (db *DB) stamp() string { return db.now().UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store: stored time %q: %w", s, err)
+	}
+	return t, nil
+}
+
+func parseNullTime(s sql.NullString) (*time.Time, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	t, err := parseTime(s.String)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// inTx runs fn in one write transaction, committing when fn returns nil.
+func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func nullString(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func stringPtr(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
