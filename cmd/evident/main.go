@@ -45,6 +45,7 @@ func app() *cli.Command {
 		Commands: []*cli.Command{
 			judgeCommand(),
 			checkCommand(),
+			arcCommand(),
 		},
 	}
 }

@@ -1,0 +1,181 @@
+package main
+
+// The arc subcommands: the ARC-AGI-3 world-model harness (spec arc.md).
+//
+//	evident arc verify [--workspace DIR] [--call-steps N]
+//	evident arc planner verify [--workspace DIR] [--call-steps N] [--plan-steps N]
+//	evident arc planner run (--from-current | --from-initial LEVEL | --from-attempt LEVEL ATTEMPT STEP) [flags]
+//
+// Reports go to stdout exactly as package evident/arc/verify writes them;
+// the world model's print() output goes to stderr. Every failure exits with
+// status 1 (spec "Verification") and a one-line summary on stderr.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v3"
+
+	"evident/arc/verify"
+	"evident/arc/worldmodel"
+)
+
+func arcCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "arc",
+		Usage: "ARC-AGI-3 world-model harness: verify a Starlark world model against the recorded session, run its planner",
+		Commands: []*cli.Command{
+			arcVerifyCommand(),
+			{
+				Name:     "planner",
+				Usage:    "check or run the world model's main planner",
+				Commands: []*cli.Command{arcPlannerVerifyCommand(), arcPlannerRunCommand()},
+			},
+		},
+	}
+}
+
+// arcFlags are shared by every arc subcommand.
+func arcFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "workspace", Value: ".", Usage: "agent workspace: " + worldmodel.EngineFile + ", " + worldmodel.StateIOFile + ", " +
+			worldmodel.PlannerFile + ", client/session/, initial_full_frames/; mismatch_frames/ is written here"},
+		&cli.Uint64Flag{Name: "call-steps", Value: worldmodel.DefaultCallSteps, Usage: "Starlark step limit of one engine, reconstruction, renderer or overrides call"},
+		&cli.Uint64Flag{Name: "plan-steps", Value: worldmodel.DefaultPlanSteps, Usage: "Starlark step limit of one planner call"},
+		// The time limit is a rule of the harness, not an agent's choice;
+		// tests shorten it.
+		&cli.DurationFlag{Name: "time-limit", Value: verify.TimeLimit, Hidden: true},
+	}
+}
+
+// arcModel loads the Starlark world model of --workspace. A load failure is
+// printed to stdout like any other model failure and becomes exit status 1.
+func arcModel(ctx context.Context, cmd *cli.Command, name string) (worldmodel.Model, error) {
+	m, err := worldmodel.LoadStarlark(ctx, worldmodel.StarlarkOptions{
+		Dir:       cmd.String("workspace"),
+		CallSteps: cmd.Uint64("call-steps"),
+		PlanSteps: cmd.Uint64("plan-steps"),
+		Print:     cmd.Root().ErrWriter,
+	})
+	if err != nil {
+		detail := err.Error()
+		var ce *worldmodel.CallError
+		if errors.As(err, &ce) {
+			detail = ce.Detail()
+		}
+		fmt.Fprintln(cmd.Root().Writer, detail)
+		return nil, cli.Exit(name+": the world model failed to load", 1)
+	}
+	return m, nil
+}
+
+func arcOptions(cmd *cli.Command) verify.Options {
+	return verify.Options{Workspace: cmd.String("workspace"), Out: cmd.Root().Writer, TimeLimit: cmd.Duration("time-limit")}
+}
+
+// arcExit maps a verify error to exit status 1: a *verify.Failure (already
+// reported on stdout) is summarised by its first line; any other error
+// (an unreadable session, say) is given whole.
+func arcExit(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return cli.Exit(name+": "+err.Error(), 1)
+}
+
+func arcVerifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "verify",
+		Usage: "replay every recorded attempt of levels 1..current through the world model; exit 1 at the first mismatch (artifacts in mismatch_frames/N/)",
+		Flags: arcFlags(),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			m, err := arcModel(ctx, cmd, "arc verify")
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			return arcExit("arc verify", verify.Verify(ctx, m, arcOptions(cmd)))
+		},
+	}
+}
+
+func arcPlannerVerifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "verify",
+		Usage: "run the main planner from the initial state of every completed level; its plan must reach LEVEL_COMPLETED in the engine",
+		Flags: arcFlags(),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			m, err := arcModel(ctx, cmd, "arc planner verify")
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			return arcExit("arc planner verify", verify.VerifyPlanner(ctx, m, arcOptions(cmd)))
+		},
+	}
+}
+
+func arcPlannerRunCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "print the main planner's plan from a recorded state after checking it reaches LEVEL_COMPLETED in the engine (nothing is sent to the game)",
+		ArgsUsage: "[LEVEL ATTEMPT STEP, with --from-attempt]",
+		Flags: append(arcFlags(),
+			&cli.BoolFlag{Name: "from-current", Usage: "plan from the current attempt after its last recorded step"},
+			&cli.IntFlag{Name: "from-initial", Usage: "plan from the initial state of level `LEVEL`"},
+			&cli.BoolFlag{Name: "from-attempt", Usage: "plan from level LEVEL attempt ATTEMPT after STEP steps (three arguments)"},
+		),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			src, err := arcSource(cmd)
+			if err != nil {
+				return cli.Exit("arc planner run: "+err.Error(), 2)
+			}
+			m, err := arcModel(ctx, cmd, "arc planner run")
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			_, err = verify.RunPlanner(ctx, m, src, arcOptions(cmd))
+			return arcExit("arc planner run", err)
+		},
+	}
+}
+
+// arcSource reads the one start-state choice of planner run.
+func arcSource(cmd *cli.Command) (verify.Source, error) {
+	var src verify.Source
+	n := 0
+	if cmd.Bool("from-current") {
+		src, n = verify.Source{From: verify.FromCurrent}, n+1
+	}
+	if cmd.IsSet("from-initial") {
+		src, n = verify.Source{From: verify.FromInitial, Level: cmd.Int("from-initial")}, n+1
+		if src.Level < 1 {
+			return src, fmt.Errorf("--from-initial %d: want a level ≥ 1", src.Level)
+		}
+	}
+	args := cmd.Args().Slice()
+	if cmd.Bool("from-attempt") {
+		n++
+		if len(args) != 3 {
+			return src, fmt.Errorf("--from-attempt takes LEVEL ATTEMPT STEP, got %d arguments", len(args))
+		}
+		var v [3]int
+		for i, a := range args {
+			x, err := strconv.Atoi(a)
+			if err != nil || x < 0 || (i < 2 && x < 1) {
+				return src, fmt.Errorf("--from-attempt %s %s %s: want LEVEL ≥ 1, ATTEMPT ≥ 1, STEP ≥ 0", args[0], args[1], args[2])
+			}
+			v[i] = x
+		}
+		src = verify.Source{From: verify.FromAttempt, Level: v[0], Attempt: v[1], Step: v[2]}
+	} else if len(args) > 0 {
+		return src, fmt.Errorf("unexpected arguments %q", args)
+	}
+	if n != 1 {
+		return src, errors.New("give exactly one of --from-current, --from-initial LEVEL, --from-attempt LEVEL ATTEMPT STEP")
+	}
+	return src, nil
+}
