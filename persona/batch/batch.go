@@ -151,12 +151,16 @@ func LoadLexicon(in Input) ([]persona.LexiconRow, []Reject, error) {
 type Config struct {
 	// Judge holds cards, lexicon and speech profile. Required.
 	Judge *persona.Judge
-	// Out receives one JSON record per judged turn, one per line, in input order.
+	// Out receives one JSON record per judged turn, one per line, in input
+	// order. May be nil when only Record is wanted.
 	Out io.Writer
 	// Reject receives each rejected chat_turn row, in input order. May be nil.
 	Reject func(Reject)
 	// Workers decoding and judging in parallel; 0 means GOMAXPROCS.
 	Workers int
+	// Record, when set, also receives each judged record with its turn, in
+	// input order, from a single goroutine (for a store). An error stops the run.
+	Record func(rec *persona.Record, t *persona.Turn) error
 }
 
 // chunkSize rows travel together between pipeline stages.
@@ -171,6 +175,7 @@ type chunk struct {
 	turns   []*persona.Turn // pass 1
 	out     bytes.Buffer    // pass 2: encoded records
 	rejects []Reject        // pass 2
+	recs    []judged        // pass 2, only when Config.Record is set
 	tally   map[persona.Verdict]int
 }
 
@@ -260,6 +265,12 @@ func pipeline(ctx context.Context, in Input, workers int, work func(*chunk), sin
 	return ctx.Err()
 }
 
+// judged is a record with its turn, for Config.Record.
+type judged struct {
+	rec  persona.Record
+	turn persona.Turn
+}
+
 // first is where an accepted turn id first occurred.
 type first struct{ pos, line int }
 
@@ -309,8 +320,11 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 	tally := Tally{ByVerdict: map[persona.Verdict]int{}}
 	err = pipeline(ctx, turns, workers, func(c *chunk) {
 		c.tally = map[persona.Verdict]int{}
-		enc := json.NewEncoder(&c.out)
-		enc.SetEscapeHTML(false)
+		var enc *json.Encoder
+		if cfg.Out != nil {
+			enc = json.NewEncoder(&c.out)
+			enc.SetEscapeHTML(false)
+		}
 		for i, raw := range c.raws {
 			pos := c.first + i
 			t, err := decodeRaw(raw, ingest.DecodeTurn)
@@ -328,14 +342,24 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 				c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: &t.TurnID, Reason: err.Error()})
 				continue
 			}
-			if err := enc.Encode(&rec); err != nil {
-				c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: &t.TurnID, Reason: "encode: " + err.Error()})
-				continue
+			if enc != nil {
+				if err := enc.Encode(&rec); err != nil {
+					c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: &t.TurnID, Reason: "encode: " + err.Error()})
+					continue
+				}
 			}
 			c.tally[rec.Verdict]++
+			if cfg.Record != nil {
+				c.recs = append(c.recs, judged{rec, t})
+			}
 		}
 	}, func(c *chunk) error {
-		if _, err := cfg.Out.Write(c.out.Bytes()); err != nil {
+		for i := range c.recs {
+			if err := cfg.Record(&c.recs[i].rec, &c.recs[i].turn); err != nil {
+				return fmt.Errorf("record %s: %w", c.recs[i].turn.TurnID, err)
+			}
+		}
+		if _, err := c.out.WriteTo(outOrDiscard(cfg.Out)); err != nil {
 			return fmt.Errorf("write records: %w", err)
 		}
 		for _, r := range c.rejects {
@@ -393,4 +417,11 @@ func NewJudge(cards, lexicon Input, profile *speech.Profile) (*persona.Judge, []
 		return nil, nil, err
 	}
 	return j, append(rej, lrej...), nil
+}
+
+func outOrDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }

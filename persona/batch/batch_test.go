@@ -346,3 +346,29 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestRecordCallback checks that Config.Record sees every judged record with
+// its turn, in input order, and that Out may be nil.
+func TestRecordCallback(t *testing.T) {
+	dir := "../testdata/seed"
+	j, _, err := NewJudge(mustInput(t, filepath.Join(dir, "cards.json")), mustInput(t, filepath.Join(dir, "lexicon.csv")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	_, err = Judge(context.Background(), mustInput(t, filepath.Join(dir, "turns.jsonl")), Config{Judge: j, Workers: 3,
+		Record: func(r *persona.Record, tu *persona.Turn) error {
+			if r.TurnID != tu.TurnID {
+				t.Errorf("record %s came with turn %s", r.TurnID, tu.TurnID)
+			}
+			ids = append(ids, r.TurnID)
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"T-004450", "T-004468", "T-004471", "T-004519", "T-004530", "T-004602", "T-004611", "T-004631"}
+	if !reflect.DeepEqual(ids, want) {
+		t.Errorf("records %v, want %v", ids, want)
+	}
+}
