@@ -50,6 +50,18 @@ func NewJudge(cards []Card, lexicon []LexiconRow, profile *speech.Profile) (*Jud
 	return j, nil
 }
 
+// RecallEntities returns every entity named in some card's entity_roles: the
+// only entities the recall rule can ask about (for NewSessionsFor).
+func (j *Judge) RecallEntities() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range j.cards {
+		for _, er := range c.EntityRoles {
+			m[er.Entity] = true
+		}
+	}
+	return m
+}
+
 // Profile returns the speech profile the judge reads replies with.
 func (j *Judge) Profile() *speech.Profile { return j.profile }
 

@@ -1,6 +1,9 @@
 package persona
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Mention is the earliest earlier turn of a session that listed an entity in
 // its named_entities: its turn_id and reply_text (nil when null), which the
@@ -24,11 +27,12 @@ type History interface {
 // choice depends on the whole session, every turn must be added before the
 // first lookup; the judge's first pass does exactly that.
 //
-// Memory: per session, one entry per distinct entity (its first mention in
-// each order), not per turn. Not safe for concurrent Add; Earliest is safe for
+// Memory: per session, one entry per distinct indexed entity (its first
+// mention in each order, with that turn's reply text), not per turn. Not safe for concurrent Add; Earliest is safe for
 // concurrent use once adding has stopped.
 type Sessions struct {
-	m map[string]*session
+	m    map[string]*session
+	keep map[string]bool // entities worth indexing; nil = all
 }
 
 type session struct {
@@ -47,8 +51,16 @@ type mentionAt struct {
 	Mention
 }
 
-// NewSessions returns an empty index.
+// NewSessions returns an empty index of every entity.
 func NewSessions() *Sessions { return &Sessions{m: map[string]*session{}} }
+
+// NewSessionsFor returns an empty index that keeps only the given entities.
+// The recall rule only ever asks about entities of some card's entity_roles
+// (Judge.RecallEntities), so indexing those alone gives the same answers
+// with memory bounded by the cards, not by the names in the log.
+func NewSessionsFor(entities map[string]bool) *Sessions {
+	return &Sessions{m: map[string]*session{}, keep: entities}
+}
 
 func parseTime(s string) (time.Time, bool) {
 	if s == "" {
@@ -66,13 +78,23 @@ func before(a time.Time, apos int, b time.Time, bpos int) bool {
 	return apos < bpos
 }
 
+func clonePtr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	c := strings.Clone(*s)
+	return &c
+}
+
 // Add records accepted turn t at input position pos. Turns may be added in any
-// order; a rejected row must not be added (it is not a turn).
+// order; a rejected row must not be added (it is not a turn). The index copies
+// the strings it keeps, so t's memory (often one buffer per input row) is not
+// retained.
 func (s *Sessions) Add(t *Turn, pos int) {
 	sess := s.m[t.SessionID]
 	if sess == nil {
 		sess = &session{first: map[string]*firsts{}}
-		s.m[t.SessionID] = sess
+		s.m[strings.Clone(t.SessionID)] = sess
 	}
 	at, timed := parseTime(t.CreatedAt)
 	if !timed {
@@ -81,18 +103,27 @@ func (s *Sessions) Add(t *Turn, pos int) {
 	if len(t.NamedEntities) == 0 {
 		return
 	}
-	m := mentionAt{pos: pos, at: at, Mention: Mention{TurnID: t.TurnID, ReplyText: t.ReplyText}}
+	var m *mentionAt // built on first use: most turns add no new first mention
+	mention := func() mentionAt {
+		if m == nil {
+			m = &mentionAt{pos: pos, at: at, Mention: Mention{TurnID: strings.Clone(t.TurnID), ReplyText: clonePtr(t.ReplyText)}}
+		}
+		return *m
+	}
 	for _, e := range t.NamedEntities {
+		if s.keep != nil && !s.keep[e] {
+			continue
+		}
 		f := sess.first[e]
 		if f == nil {
-			sess.first[e] = &firsts{byPos: m, byTime: m}
+			sess.first[strings.Clone(e)] = &firsts{byPos: mention(), byTime: mention()}
 			continue
 		}
 		if pos < f.byPos.pos {
-			f.byPos = m
+			f.byPos = mention()
 		}
 		if timed && before(at, pos, f.byTime.at, f.byTime.pos) {
-			f.byTime = m
+			f.byTime = mention()
 		}
 	}
 }

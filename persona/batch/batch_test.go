@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	gojson "github.com/goccy/go-json"
+
 	"evident/persona"
 	"evident/persona/ingest"
 )
@@ -370,5 +372,32 @@ func TestRecordCallback(t *testing.T) {
 	want := []string{"T-004450", "T-004468", "T-004471", "T-004519", "T-004530", "T-004602", "T-004611", "T-004631"}
 	if !reflect.DeepEqual(ids, want) {
 		t.Errorf("records %v, want %v", ids, want)
+	}
+}
+
+// TestRecordBytes holds the record encoder (goccy/go-json, for speed) to
+// encoding/json: the same bytes for the demo's records and for awkward text.
+func TestRecordBytes(t *testing.T) {
+	dir := "../testdata/seed"
+	recs, _, _ := run(t, mustInput(t, filepath.Join(dir, "turns.jsonl")),
+		mustInput(t, filepath.Join(dir, "cards.json")), mustInput(t, filepath.Join(dir, "lexicon.csv")))
+	odd := recs[0]
+	odd.Summary = "<script>&\u2028\u2029\x01\t\"\\ 😊 하늘"
+	odd.Evidence = append(odd.Evidence, persona.Evidence{Source: persona.SourceTurn, Field: "reply_text", Agg: persona.AggCount, Value: 3})
+	recs = append(recs, odd)
+	for _, r := range recs {
+		var a, b bytes.Buffer
+		ea, eb := json.NewEncoder(&a), gojson.NewEncoder(&b)
+		ea.SetEscapeHTML(false)
+		eb.SetEscapeHTML(false)
+		if err := ea.Encode(&r); err != nil {
+			t.Fatal(err)
+		}
+		if err := eb.Encode(&r); err != nil {
+			t.Fatal(err)
+		}
+		if a.String() != b.String() {
+			t.Errorf("encoders differ for %s:\nencoding/json %s\ngoccy/go-json %s", r.TurnID, a.String(), b.String())
+		}
 	}
 }

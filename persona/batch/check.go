@@ -46,7 +46,7 @@ func (r *CheckReport) OK() bool { return len(r.Failures) == 0 }
 func Check(ctx context.Context, verdicts, turns Input, j *persona.Judge) (*CheckReport, error) {
 	byID := map[string]*persona.Turn{}
 	pos := map[string]int{}
-	sessions := persona.NewSessions()
+	sessions := persona.NewSessionsFor(j.RecallEntities())
 	rc, err := turns.Open()
 	if err != nil {
 		return nil, err

@@ -124,10 +124,11 @@ func FuzzRowsCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRows(t, data, CSV) })
 }
 
-// FuzzDecodeTurnFastPath holds the hand-written fast path to encoding/json:
-// whenever fastTurn accepts a row, decoding it with encoding/json must give
-// the same turn and no error.
-func FuzzDecodeTurnFastPath(f *testing.F) {
+// FuzzDecodeTurnLibraries holds the fast reader (goccy/go-json) to
+// encoding/json: DecodeTurn and the encoding/json-only decoder must give the
+// same turn, or the same error, on any row; and DecodeTurnChecked must give
+// the same turn on every row DecodeTurn accepts.
+func FuzzDecodeTurnLibraries(f *testing.F) {
 	for _, s := range []string{
 		benchTurn,
 		turnJSONL("t1", `"reply_text":"\ud558\ub298\n","named_entities":[],"x":{"y":[1,2.5e-3,null]}`),
@@ -139,19 +140,17 @@ func FuzzDecodeTurnFastPath(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !utf8.Valid(data) {
-			return
+		raw := Raw{Line: 1, JSON: data}
+		fast, ferr := DecodeTurn(raw)
+		std, serr := decodeTurnJSONStd(raw)
+		if (ferr == nil) != (serr == nil) || show(fast) != show(std) || (fast.NamedEntities == nil) != (std.NamedEntities == nil) {
+			t.Fatalf("goccy/go-json and encoding/json differ on %q:\nfast %s %v\nstd  %s %v", data, show(fast), ferr, show(std), serr)
 		}
-		fast, ok := fastTurn(data)
-		if !ok {
-			return
-		}
-		std, err := decodeTurnJSONStd(Raw{Line: 1, JSON: data})
-		if err != nil {
-			t.Fatalf("fast path accepted %q, encoding/json rejects it: %v", data, err)
-		}
-		if show(fast) != show(std) || (fast.NamedEntities == nil) != (std.NamedEntities == nil) {
-			t.Fatalf("fast path and encoding/json differ on %q:\nfast %s\nstd  %s", data, show(fast), show(std))
+		if ferr == nil {
+			checked, err := DecodeTurnChecked(raw)
+			if err != nil || show(checked) != show(fast) || (checked.NamedEntities == nil) != (fast.NamedEntities == nil) {
+				t.Fatalf("DecodeTurnChecked differs from DecodeTurn on %q: %s %v", data, show(checked), err)
+			}
 		}
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -803,38 +802,24 @@ func TestRawsStayValidAndDecodeOnOtherGoroutines(t *testing.T) {
 	})
 }
 
-func TestFastPathAgreesWithEncodingJSON(t *testing.T) {
-	rows := []struct {
-		name     string
-		row      string
-		wantFast bool
-	}{
-		{"the benchmark row takes the fast path", benchTurn, true},
-		{"a row with every column takes the fast path", `{"turn_id":"t1","session_id":"s1","character_id":"ria","model_id":"m","user_message":null,"reply_text":"안녕","first_person":"나","named_entities":[],"honorific_level":null,"user_asked_recall":false,"created_at":null,"prompt_id":null}`, true},
-		{"a row written with \\u escapes (Python's default) takes the fast path", `{"turn_id":"t1","session_id":"s1","character_id":"\ub9ac\uC544","model_id":"m","reply_text":"\ud558\ub298 \ud83d\ude00"}`, true},
-		{"white space everywhere takes the fast path", " {\t\"turn_id\" : \"t1\" ,\r\n\"session_id\":\"s\",\"character_id\":\"c\",\"model_id\":\"m\" } ", true},
-		{"a key that differs only in case goes to encoding/json", turnJSONL("t1", `"Reply_Text":"안녕"`), false},
-		{"a repeated column goes to encoding/json", turnJSONL("t1", `"reply_text":"가","reply_text":"나"`), false},
-		{"an escaped key goes to encoding/json", turnJSONL("t1", `"reply\u005ftext":"가"`), false},
-		{"a lone surrogate goes to encoding/json", turnJSONL("t1", `"reply_text":"\ud800x"`), false},
-		{"deep nesting goes to encoding/json", turnJSONL("t1", `"x":`+strings.Repeat("[", 70)+strings.Repeat("]", 70)), false},
-		{"an empty required column goes to encoding/json", `{"turn_id":"","session_id":"s1","character_id":"ria","model_id":"m-a"}`, false},
+func TestFastReaderAgreesWithEncodingJSON(t *testing.T) {
+	rows := []struct{ name, row string }{
+		{"the benchmark row", benchTurn},
+		{"a row with every column", `{"turn_id":"t1","session_id":"s1","character_id":"ria","model_id":"m","user_message":null,"reply_text":"안녕","first_person":"나","named_entities":[],"honorific_level":null,"user_asked_recall":false,"created_at":null,"prompt_id":null}`},
+		{"a row written with \\u escapes (Python's default)", `{"turn_id":"t1","session_id":"s1","character_id":"\ub9ac\uC544","model_id":"m","reply_text":"\ud558\ub298 \ud83d\ude00"}`},
+		{"white space everywhere", " {\t\"turn_id\" : \"t1\" ,\r\n\"session_id\":\"s\",\"character_id\":\"c\",\"model_id\":\"m\" } "},
+		{"a key that differs only in case", turnJSONL("t1", `"Reply_Text":"안녕"`)},
+		{"a repeated column", turnJSONL("t1", `"reply_text":"가","reply_text":"나"`)},
+		{"an escaped key", turnJSONL("t1", `"reply\u005ftext":"가"`)},
+		{"a lone surrogate", turnJSONL("t1", `"reply_text":"\ud800x"`)},
+		{"deep nesting", turnJSONL("t1", `"x":`+strings.Repeat("[", 70)+strings.Repeat("]", 70))},
+		{"an empty required column", `{"turn_id":"","session_id":"s1","character_id":"ria","model_id":"m-a"}`},
+		{"trailing garbage after the object", benchTurn + ` x`},
+		{"a number where a string belongs", turnJSONL("t1", `"reply_text":5`)},
 	}
 	for _, tt := range rows {
-		t.Run(tt.name, func(t *testing.T) {
-			fast, ok := fastTurn([]byte(tt.row))
-			if ok != tt.wantFast {
-				t.Fatalf("fast path ok = %v, want %v", ok, tt.wantFast)
-			}
+		t.Run(tt.name+" decodes the same with both libraries", func(t *testing.T) {
 			std, err := decodeTurnJSONStd(Raw{Line: 1, JSON: []byte(tt.row)})
-			if ok {
-				if err != nil {
-					t.Fatalf("fast path accepted a row encoding/json rejects: %v", err)
-				}
-				if show(fast) != show(std) {
-					t.Errorf("fast %s\nstd  %s", show(fast), show(std))
-				}
-			}
 			dec, err2 := DecodeTurn(Raw{Line: 1, JSON: []byte(tt.row)})
 			if show(dec) != show(std) || fmt.Sprint(err2) != fmt.Sprint(err) {
 				t.Errorf("DecodeTurn differs from encoding/json: %s %v / %s %v", show(dec), err2, show(std), err)
@@ -872,12 +857,10 @@ func TestAdversarialInputsStayFast(t *testing.T) {
 		{"a CSV row of many bad quotes", CSV, turnHeader + strings.Repeat("a\"\n", n)},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name+" is read in linear time", func(t *testing.T) {
-			start := time.Now()
+		// No clock here (speed is for benchmarks): a quadratic reader would
+		// run past the test timeout instead of finishing.
+		t.Run(tt.name+" is read to the end", func(t *testing.T) {
 			_, _ = readAll(t, []byte(tt.in), tt.f, DecodeTurn)
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("took %v", d)
-			}
 		})
 	}
 }
