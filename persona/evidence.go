@@ -156,7 +156,7 @@ func keptSummary(t *Turn, j *Judge, f *Findings) string {
 	}
 	if f.TermRow >= 0 {
 		lr := j.lexicon.rows[f.TermRow]
-		b.WriteString(" 사전의 " + quoteWith(lr.Term, eunNeun) + " 이 카드가 막은 " + quoteWith(lr.Topic, iGa) + " 아니고")
+		b.WriteString(" 사전이 " + quoteWith(lr.Topic, euro) + " 묶어 둔 " + quoteWith(lr.Term, iGa) + " 나왔지만 이 카드가 막은 소재는 아니며")
 	}
 	if t.NamedEntities == nil {
 		b.WriteString(" 이름 대조 없이 넘어갔습니다.")

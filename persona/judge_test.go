@@ -306,7 +306,7 @@ func TestSummaries(t *testing.T) {
 		{"kept with two 반말 sentences", func(*Turn) {},
 			"답장 두 문장이 모두 반말로 끝나고 1인칭도 카드 그대로여서 카드 밖 이름 없이 넘어갔습니다."},
 		{"kept with an allowed term", func(t *Turn) { t.ReplyText = sp("커피나 마셔.") },
-			"답장 한 문장이 반말로 끝나고 1인칭도 카드 그대로여서 사전의 「커피」는 이 카드가 막은 「음식」이 아니고 카드 밖 이름 없이 넘어갔습니다."},
+			"답장 한 문장이 반말로 끝나고 1인칭도 카드 그대로여서 사전이 「음식」으로 묶어 둔 「커피」가 나왔지만 이 카드가 막은 소재는 아니며 카드 밖 이름 없이 넘어갔습니다."},
 		{"kept with a null reply", func(t *Turn) { t.ReplyText = nil },
 			"답장이 비어 있어 말투는 건너뛰었고 카드 밖 이름 없이 넘어갔습니다."},
 		{"speech off quotes the polite words and the first person", func(t *Turn) {

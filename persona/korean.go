@@ -15,7 +15,6 @@ type particle struct{ afterConsonant, afterVowel, afterRieul string }
 var (
 	iGa     = particle{"이", "가", "이"}
 	eulReul = particle{"을", "를", "을"}
-	eunNeun = particle{"은", "는", "은"}
 	gwaWa   = particle{"과", "와", "과"}
 	euro    = particle{"으로", "로", "로"} // ㄹ takes 로: 서울로
 )
