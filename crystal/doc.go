@@ -17,9 +17,11 @@
 //     paper's table.
 //
 // It owns scoring only. Turning steps into similarities belongs to package
-// evident/crystal/embed (Embedder, Similarity, Lexical); calling models,
-// reading datasets from disk and rendering reports belong elsewhere. It reads
-// no files, starts no goroutines and keeps no global state; stdlib only.
+// evident/crystal/embed (Embedder, Similarity, Lexical); reading references
+// and predictions from files and rendering the table and per-item evidence
+// belong to evident/crystal/report, the sample set to evident/crystal/demo;
+// calling models belongs elsewhere. It reads no files, starts no goroutines
+// and keeps no global state; stdlib only.
 //
 // # Profiles
 //

@@ -26,14 +26,14 @@ func arcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "arc",
 		Usage: "ARC-AGI-3 world-model harness: verify a Starlark world model against the recorded session, run its planner",
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			arcVerifyCommand(),
 			{
 				Name:     "planner",
 				Usage:    "check or run the world model's main planner",
 				Commands: []*cli.Command{arcPlannerVerifyCommand(), arcPlannerRunCommand()},
 			},
-		},
+		}, arcPlayCommands()...),
 	}
 }
 

@@ -42,11 +42,13 @@ func app() *cli.Command {
 		Usage: "check what AI models produce against evidence",
 		// main turns errors into exit codes; the library must not exit.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			judgeCommand(),
 			checkCommand(),
 			arcCommand(),
-		},
+			crystalCommand(),
+		}, webCommands()...), // TEMP-LOCAL
+
 	}
 }
 

@@ -1,13 +1,27 @@
 // Package embed owns how CRYSTAL compares one reasoning step with another:
 // the Embedder interface (texts → vectors), the Similarity interface (two step
 // lists → a similarity matrix), the Cosine adapter from the first to the
-// second, and the model-free Lexical similarity (spec crystal.md "CPR" and
+// second, the model-free Lexical similarity, the Cache of reference-step
+// vectors, and the ONNX Runtime embedder (spec crystal.md "CPR" and
 // "Embeddings — what can be had").
 //
 // It must not touch scoring: thresholds are applied, pairs matched and F1
-// computed by package evident/crystal. No model runtime lives here yet: the
-// ONNX Runtime embedder the spec describes (a user-supplied model.onnx +
-// tokenizer.json) is a later slice and will implement Embedder.
+// computed by package evident/crystal.
+//
+// # ONNX Runtime
+//
+// OpenONNX loads a sentence-transformer the user exported to ONNX (a
+// directory with model.onnx and tokenizer.json, e.g. all-distilroberta-v1)
+// and embeds like sentence-transformers' encode: tokenize (pure Go,
+// github.com/sugarme/tokenizer), run in batches (github.com/yalue/onnxruntime_go,
+// cgo, loading libonnxruntime.so from ONNXOptions.Library or
+// $ONNXRUNTIME_LIB), mean-pool over the attention mask, L2-normalise. It is
+// compiled only with the build tag `onnx`; the default build stays free of
+// cgo and OpenONNX returns ErrNoONNX there. Tests (tag onnx) run it on a
+// small random BERT-shaped model written at test time by
+// testdata/tiny_model.py (Debian python3-onnx) with the hand-written WordPiece
+// testdata/tokenizer.json; .ci/onnx-setup.sh fetches the runtime library
+// from the npm package sherpa-onnx-linux-x64.
 //
 // Decisions:
 //   - Lexical is a Similarity, not an Embedder: its score (common token
@@ -21,4 +35,21 @@
 //     used by the `paper` profile): then two such steps score 1.0.
 //   - Cosine computes norms itself and does not trust the embedder to
 //     L2-normalise; a zero vector scores 0 against everything.
+//   - Cache keys are (Embedder.Name, text); Cosine stores only reference
+//     steps in it (they repeat across models and runs; predicted steps rarely
+//     do, and keeping them would grow without bound over many models).
+//   - The ONNX embedder sorts texts by token count before batching, so a
+//     batch pads little; each text's vector does not depend on its batch
+//     (the attention mask hides padding), which the tests check.
+//   - Truncation: ONNXOptions.MaxLength, else sentence_bert_config.json's
+//     max_seq_length, else tokenizer.json's truncation, else 512 tokens.
+//     The tokenizer's own padding is turned off; batches are padded with its
+//     [PAD]/<pad> id (or its padding id, or 0) under attention mask 0.
+//   - Model inputs are recognised by name (input_ids, attention_mask,
+//     token_type_ids, int64 or int32); any other input is refused rather than
+//     fed zeros. The output used is last_hidden_state (else
+//     token_embeddings, else sentence_embedding, which is only normalised,
+//     else the first).
+//   - ONNX Runtime is one per process: the first embedder loads it, the last
+//     Close unloads it; a second library path meanwhile is an error.
 package embed

@@ -46,8 +46,16 @@ var ErrEmbedding = errors.New("embed: malformed embeddings")
 // Cosine turns an Embedder into a Similarity: embed both lists, then cosine
 // similarity (dot product ÷ product of L2 norms) for every pair, as the seed's
 // sklearn cosine_similarity does (seed 002). A nil Embedder is an error.
+//
+// With a Cache, reference-step vectors are looked up there first (keyed by
+// the embedder's Name and the step text) and the ones missing are stored
+// after embedding, so each reference step is embedded once per model.
+// Predicted steps are always embedded and never stored: they rarely repeat,
+// and a run over many models would otherwise keep them all.
 type Cosine struct {
 	Embedder Embedder
+	// Cache, when not nil, holds reference-step vectors (see above).
+	Cache *Cache
 }
 
 // Name returns the embedder's name, or "cosine" without an embedder.
@@ -58,9 +66,10 @@ func (c Cosine) Name() string {
 	return c.Embedder.Name()
 }
 
-// Similarities embeds pred and ref in one call and returns the cosine matrix.
-// Errors: the embedder's error, ctx's error, or ErrEmbedding for a wrong
-// count, mismatched dimensions or NaN/Inf components.
+// Similarities embeds pred and the reference steps not in the cache in one
+// call and returns the cosine matrix. Errors: the embedder's error, ctx's
+// error, or ErrEmbedding for a wrong count, mismatched dimensions or NaN/Inf
+// components.
 func (c Cosine) Similarities(ctx context.Context, pred, ref []string) ([][]float64, error) {
 	if c.Embedder == nil {
 		return nil, fmt.Errorf("embed: Cosine without an Embedder")
@@ -68,15 +77,41 @@ func (c Cosine) Similarities(ctx context.Context, pred, ref []string) ([][]float
 	if len(pred) == 0 {
 		return nil, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// vecs holds pred then ref; refs found in the cache are filled in now,
+	// the rest are embedded together with pred.
+	vecs := make([][]float32, len(pred)+len(ref))
 	texts := make([]string, 0, len(pred)+len(ref))
 	texts = append(texts, pred...)
-	texts = append(texts, ref...)
-	vecs, err := c.Embedder.Embed(ctx, texts)
+	slots := make([]int, 0, len(pred)+len(ref))
+	for i := range pred {
+		slots = append(slots, i)
+	}
+	model := c.Embedder.Name()
+	for j, r := range ref {
+		if c.Cache != nil {
+			if v, ok := c.Cache.Get(model, r); ok {
+				vecs[len(pred)+j] = v
+				continue
+			}
+		}
+		texts = append(texts, r)
+		slots = append(slots, len(pred)+j)
+	}
+	got, err := c.Embedder.Embed(ctx, texts)
 	if err != nil {
 		return nil, err
 	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vecs), len(texts))
+	if len(got) != len(texts) {
+		return nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(got), len(texts))
+	}
+	for k, slot := range slots {
+		vecs[slot] = got[k]
+		if c.Cache != nil && slot >= len(pred) {
+			c.Cache.Put(model, texts[k], got[k])
+		}
 	}
 	norms := make([]float64, len(vecs))
 	for k, v := range vecs {

@@ -100,7 +100,7 @@ func TestCosine(t *testing.T) {
 	vecs := map[string][]float32{"x": {1, 0}, "y": {0, 2}, "xy": {3, 3}, "zero": {0, 0}, "odd": {1, 0, 0}, "nan": {float32(math.NaN()), 0}}
 	ctx := context.Background()
 	t.Run("cosine normalises the vectors itself", func(t *testing.T) {
-		m, err := Cosine{stubEmbedder{vecs: vecs}}.Similarities(ctx, []string{"x", "xy"}, []string{"y", "x", "zero"})
+		m, err := Cosine{Embedder: stubEmbedder{vecs: vecs}}.Similarities(ctx, []string{"x", "xy"}, []string{"y", "x", "zero"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,9 +118,9 @@ func TestCosine(t *testing.T) {
 		c    Cosine
 		pred []string
 	}{
-		{"too few vectors are malformed", Cosine{stubEmbedder{vecs: vecs, short: true}}, []string{"x"}},
-		{"vectors of different lengths are malformed", Cosine{stubEmbedder{vecs: vecs}}, []string{"odd"}},
-		{"a NaN component is malformed", Cosine{stubEmbedder{vecs: vecs}}, []string{"nan"}},
+		{"too few vectors are malformed", Cosine{Embedder: stubEmbedder{vecs: vecs, short: true}}, []string{"x"}},
+		{"vectors of different lengths are malformed", Cosine{Embedder: stubEmbedder{vecs: vecs}}, []string{"odd"}},
+		{"a NaN component is malformed", Cosine{Embedder: stubEmbedder{vecs: vecs}}, []string{"nan"}},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
 			if _, err := bad.c.Similarities(ctx, bad.pred, []string{"x"}); !errors.Is(err, ErrEmbedding) {

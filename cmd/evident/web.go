@@ -1,0 +1,356 @@
+package main
+
+// The store-backed commands: serve (the screen), import, report and eval.
+// Thin as the rest of the CLI: flags in, package calls out.
+//
+//	evident serve  [--db F] [--addr 127.0.0.1:8080] [--demo] [--token T] [--max-upload MiB]
+//	evident import (--demo | --turns F --cards F --lexicon F) [--db F] [--name N] [--keep-going] [--no-judge] [--speech-profile …] [--endings F]
+//	evident report [--run ID] --html FILE [--db F]
+//	evident eval   --gold FILE [--run ID] [--db F] [--json]
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v3"
+
+	"evident/persona"
+	"evident/persona/batch"
+	"evident/persona/evalrun"
+	"evident/persona/runstore"
+	"evident/store"
+	"evident/web"
+)
+
+func webCommands() []*cli.Command {
+	return []*cli.Command{serveCommand(), importCommand(), reportCommand(), evalCommand()}
+}
+
+func dbFlag() cli.Flag {
+	return &cli.StringFlag{Name: "db", Usage: "SQLite store file (default: evident/evident.db under the user's data directory; :memory: for a throwaway one)"}
+}
+
+// openStore opens --db, or the default path.
+func openStore(ctx context.Context, cmd *cli.Command) (*store.DB, error) {
+	path := cmd.String("db")
+	if path == "" {
+		var err error
+		if path, err = store.DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	return store.Open(ctx, path)
+}
+
+// runOf is --run, or the latest run of the store.
+func runOf(ctx context.Context, cmd *cli.Command, db *store.DB) (store.RunInfo, error) {
+	if id := cmd.Int64("run"); id != 0 {
+		return db.Run(ctx, id)
+	}
+	run, err := db.LatestRun(ctx)
+	if errors.Is(err, store.ErrNotFound) {
+		return run, errors.New("the store has no run yet: run `evident import` (or `evident serve`, which judges the demo) first")
+	}
+	return run, err
+}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the screen: verdicts grouped by verdict with evidence, checks, self-grading, models, uploads",
+		Flags: []cli.Flag{
+			dbFlag(),
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "listen address; anything but loopback needs --token"},
+			&cli.BoolFlag{Name: "demo", Usage: "serve the embedded demo from a throwaway in-memory store (nothing is written to disk)"},
+			&cli.StringFlag{Name: "token", Sources: cli.EnvVars("EVIDENT_TOKEN"), Usage: "ask for this token (login form) before showing anything; required off loopback"},
+			&cli.Int64Flag{Name: "max-upload", Value: web.DefaultMaxUpload >> 20, Usage: "largest upload in MiB (all files of one form together)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			addr, token := cmd.String("addr"), cmd.String("token")
+			if err := web.CheckAddr(addr, token); err != nil {
+				return err
+			}
+			if cmd.Int64("max-upload") <= 0 {
+				return errors.New("--max-upload must be positive")
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			var db *store.DB
+			var err error
+			if cmd.Bool("demo") {
+				if cmd.String("db") != "" {
+					return errors.New("--demo serves a throwaway in-memory store; drop --db (a store file gets the demo on its first start anyway)")
+				}
+				db, err = store.Open(ctx, store.MemoryPath)
+			} else {
+				db, err = openStore(ctx, cmd)
+			}
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			errw := cmd.Root().ErrWriter
+			if run, created, err := web.EnsureDemo(ctx, db); err != nil {
+				return fmt.Errorf("import the demo: %w", err)
+			} else if created {
+				fmt.Fprintf(errw, "empty store: imported and judged the demo as run #%d: %s\n", run.ID, run.Tally)
+			}
+			srv, err := web.New(db, web.Options{Token: token, MaxUpload: cmd.Int64("max-upload") << 20})
+			if err != nil {
+				return err
+			}
+			return web.ListenAndServe(ctx, addr, token, srv, func(a net.Addr) {
+				fmt.Fprintf(errw, "serving http://%s/ (store %s); Ctrl-C stops\n", a, db.Path())
+			})
+		},
+	}
+}
+
+func importCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "import",
+		Usage: "load the three tables into the store as a dataset and judge it (a new run); nothing is stored when a row is rejected unless --keep-going",
+		Flags: append(tableFlags(),
+			dbFlag(),
+			&cli.StringFlag{Name: "name", Usage: "dataset name (default: the turns file)"},
+			&cli.BoolFlag{Name: "keep-going", Usage: "store the rows that can be judged and keep the rejected ones on the run"},
+			&cli.BoolFlag{Name: "no-judge", Usage: "only import; judge later from the screen's run list"},
+		),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			turns, cards, lexicon, err := tables(cmd)
+			if err != nil {
+				return err
+			}
+			p, err := profile(cmd)
+			if err != nil {
+				return err
+			}
+			db, err := openStore(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			errw := cmd.Root().ErrWriter
+			o := runstore.Options{Name: cmd.String("name"), Profile: p, Strict: !cmd.Bool("keep-going"),
+				Reject: func(r batch.Reject) { fmt.Fprintf(errw, "reject %s:%d: %s\n", r.File, r.Line, r.Reason) }}
+			t := runstore.Tables{Turns: turns, Cards: cards, Lexicon: lexicon}
+			var res runstore.Result
+			if cmd.Bool("no-judge") {
+				res.Imported, err = runstore.Import(ctx, db, t, o)
+			} else {
+				res, err = runstore.Run(ctx, db, t, o)
+			}
+			var rej *runstore.RejectsError
+			if errors.As(err, &rej) {
+				return cli.Exit(fmt.Sprintf("%d rows rejected; nothing was imported (fix them, or --keep-going to store the rest)", len(rej.Rejects)), 1)
+			}
+			if err != nil {
+				return err
+			}
+			w := cmd.Root().Writer
+			fmt.Fprintf(w, "dataset #%d: %d turns, %d cards, %d lexicon rows (%d rows rejected) in %s\n",
+				res.DatasetID, res.Turns, res.Cards, res.Lexicon, len(res.Rejects), db.Path())
+			if !cmd.Bool("no-judge") {
+				fmt.Fprintf(w, "run #%d: %s\n", res.Run.ID, res.Run.Tally)
+			}
+			return nil
+		},
+	}
+}
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "report",
+		Usage: "write one self-contained HTML file of a run's screen (CSS inlined, no external references)",
+		Flags: []cli.Flag{
+			dbFlag(),
+			&cli.Int64Flag{Name: "run", Usage: "run id (default: the latest run)"},
+			&cli.StringFlag{Name: "html", Usage: "output file", Required: true},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			db, err := openStore(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			run, err := runOf(ctx, cmd, db)
+			if err != nil {
+				return err
+			}
+			path := cmd.String("html")
+			f, err := os.CreateTemp(filepath.Dir(path), ".evident-report-*.html")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(f.Name())
+			if err := web.WriteReport(ctx, db, run.ID, f); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			if err := os.Chmod(f.Name(), 0o644); err != nil {
+				return err
+			}
+			if err := os.Rename(f.Name(), path); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s (run #%d, %d turns)\n", path, run.ID, run.Tally.Judged)
+			return nil
+		},
+	}
+}
+
+// evalReport is the JSON of evident eval --json.
+type evalReport struct {
+	Run      int64               `json:"run"`
+	GoldFile string              `json:"gold_file"`
+	Gold     int                 `json:"gold_labels"`
+	Report   evalrun.Report      `json:"agreement"`
+	Models   evalrun.ModelReport `json:"models"`
+}
+
+func evalCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "eval",
+		Usage: "compare a run with hand-labelled gold (agreement, Wilson interval, kappa, confusion, disagreements) and models (McNemar); stores the gold labels",
+		Flags: []cli.Flag{
+			dbFlag(),
+			&cli.StringFlag{Name: "gold", Usage: "gold labels, JSON Lines {turn_id, verdict, note}", Required: true},
+			&cli.Int64Flag{Name: "run", Usage: "run id (default: the latest run)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the reports as JSON"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			path := cmd.String("gold")
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			gold, err := evalrun.ReadGold(f)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			db, err := openStore(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			run, err := runOf(ctx, cmd, db)
+			if err != nil {
+				return err
+			}
+			labels := make([]store.Gold, len(gold))
+			for i, g := range gold {
+				labels[i] = store.Gold{TurnID: g.TurnID, Verdict: g.Verdict, Note: g.Note}
+			}
+			if err := db.PutGold(ctx, labels, filepath.Base(path)); err != nil {
+				return err
+			}
+			recs, err := db.Records(ctx, run.ID, store.Filter{})
+			if err != nil {
+				return err
+			}
+			var turns []persona.Turn
+			if run.DatasetID != 0 {
+				if turns, err = db.Turns(ctx, run.DatasetID); err != nil {
+					return err
+				}
+			}
+			out := evalReport{Run: run.ID, GoldFile: path, Gold: len(gold),
+				Report: evalrun.Evaluate(gold, recs), Models: evalrun.CompareModels(recs, evalrun.PromptsOf(turns))}
+			w := cmd.Root().Writer
+			if cmd.Bool("json") {
+				enc := json.NewEncoder(w)
+				enc.SetEscapeHTML(false)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			writeEval(w, out)
+			return nil
+		},
+	}
+}
+
+var shortVerdicts = map[persona.Verdict]string{
+	persona.ForbiddenTopic: "금지", persona.OffCanon: "세계관", persona.SpeechOff: "말투",
+	persona.RecallFailed: "기억", persona.Kept: "설정",
+}
+
+// writeEval prints evident eval's report for people.
+func writeEval(w io.Writer, e evalReport) {
+	rep := e.Report
+	fmt.Fprintf(w, "run #%d · %d gold labels from %s (stored)\n", e.Run, e.Gold, e.GoldFile)
+	if rep.N == 0 {
+		fmt.Fprintln(w, "agreement: no gold turn has a record in this run, so there is nothing to compare")
+	} else {
+		fmt.Fprintf(w, "agreement %d/%d = %.1f %% (95 %% Wilson %.1f – %.1f %%)", rep.Agreed, rep.N, 100**rep.Agreement,
+			100*rep.Interval.Lo, 100*rep.Interval.Hi)
+		if rep.Kappa != nil {
+			fmt.Fprintf(w, " · Cohen kappa %.3f\n", *rep.Kappa)
+		} else {
+			fmt.Fprintln(w, " · Cohen kappa undefined")
+		}
+		fmt.Fprintln(w, "confusion (rows gold, columns predicted):")
+		fmt.Fprint(w, "        ")
+		for _, l := range rep.Labels {
+			fmt.Fprintf(w, "%6s", shortVerdicts[l])
+		}
+		fmt.Fprintln(w)
+		for i, l := range rep.Labels {
+			fmt.Fprintf(w, "  %-6s", shortVerdicts[l])
+			for _, n := range rep.Confusion[i] {
+				fmt.Fprintf(w, "%7d", n)
+			}
+			fmt.Fprintln(w)
+		}
+		if len(rep.Disagreements) > 0 {
+			fmt.Fprintln(w, "disagreements by reason (gold → predicted):")
+			for _, g := range rep.Disagreements {
+				detail := ""
+				if g.Detail != "" {
+					detail = " · " + g.Detail
+				}
+				fmt.Fprintf(w, "  %3d  %s → %s%s: %s\n", g.Count, g.Gold, g.Predicted, detail, strings.Join(g.TurnIDs, " "))
+			}
+		}
+	}
+	if len(rep.Missing) > 0 {
+		fmt.Fprintf(w, "gold turns without a record in run #%d: %d (%s)\n", e.Run, len(rep.Missing), firstFew(rep.Missing))
+	}
+	if len(rep.Invalid) > 0 {
+		fmt.Fprintf(w, "gold turns left out (invalid verdict): %d (%s)\n", len(rep.Invalid), firstFew(rep.Invalid))
+	}
+	m := e.Models
+	if m.Prompts == 0 {
+		fmt.Fprintln(w, "models: no prompt_id was answered by several models; nothing to compare")
+		return
+	}
+	fmt.Fprintf(w, "models on %d shared prompts (mismatch = verdict other than %s):\n", m.Prompts, persona.Kept)
+	for _, r := range m.Models {
+		fmt.Fprintf(w, "  %-20s %3d/%-3d %5.1f %% (95 %% Wilson %.1f – %.1f %%)\n", r.Model, r.Mismatches, r.N,
+			100*r.Rate, 100*r.Interval.Lo, 100*r.Interval.Hi)
+	}
+	fmt.Fprintln(w, "pairs (McNemar exact test on the discordant prompts):")
+	for _, p := range m.Pairs {
+		fmt.Fprintf(w, "  %s vs %s: n %d, only %s %d, only %s %d, both %d, neither %d, p = %.3g\n",
+			p.ModelA, p.ModelB, p.N, p.ModelA, p.B, p.ModelB, p.C, p.Both, p.Neither, p.P)
+	}
+}
+
+func firstFew(ids []string) string {
+	if len(ids) > 5 {
+		return strings.Join(ids[:5], " ") + " …"
+	}
+	return strings.Join(ids, " ")
+}
