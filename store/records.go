@@ -18,6 +18,7 @@ type Filter struct {
 	Model     string          // model_id equals
 	Session   string          // session_id equals
 	Verdict   persona.Verdict // verdict equals
+	TurnID    string          // turn_id equals (one record: a shareable link to a turn)
 	// Text must occur in the summary or the reply_text (substring; ASCII
 	// letters match case-insensitively, as SQLite's LIKE does).
 	Text string
@@ -32,6 +33,7 @@ func (f Filter) where(runID int64) (string, []any) {
 	args := []any{runID}
 	for _, c := range []struct{ col, val string }{
 		{"character_id", f.Character}, {"model_id", f.Model}, {"session_id", f.Session}, {"verdict", string(f.Verdict)},
+		{"turn_id", f.TurnID},
 	} {
 		if c.val != "" {
 			clauses = append(clauses, c.col+" = ?")

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/urfave/cli/v3"
 
@@ -302,15 +303,15 @@ func writeEval(w io.Writer, e evalReport) {
 			fmt.Fprintln(w, " · Cohen kappa undefined")
 		}
 		fmt.Fprintln(w, "confusion (rows gold, columns predicted):")
-		fmt.Fprint(w, "        ")
+		fmt.Fprint(w, pad("", 10, false))
 		for _, l := range rep.Labels {
-			fmt.Fprintf(w, "%6s", shortVerdicts[l])
+			fmt.Fprint(w, pad(shortVerdicts[l], 8, true))
 		}
 		fmt.Fprintln(w)
 		for i, l := range rep.Labels {
-			fmt.Fprintf(w, "  %-6s", shortVerdicts[l])
+			fmt.Fprint(w, pad("  "+shortVerdicts[l], 10, false))
 			for _, n := range rep.Confusion[i] {
-				fmt.Fprintf(w, "%7d", n)
+				fmt.Fprintf(w, "%8d", n)
 			}
 			fmt.Fprintln(w)
 		}
@@ -346,6 +347,26 @@ func writeEval(w io.Writer, e evalReport) {
 		fmt.Fprintf(w, "  %s vs %s: n %d, only %s %d, only %s %d, both %d, neither %d, p = %.3g\n",
 			p.ModelA, p.ModelB, p.N, p.ModelA, p.B, p.ModelB, p.C, p.Both, p.Neither, p.P)
 	}
+}
+
+// pad pads s with spaces to width terminal columns (a Hangul syllable takes
+// two), on the left when right is true.
+func pad(s string, width int, right bool) string {
+	w := 0
+	for _, r := range s {
+		if unicode.Is(unicode.Hangul, r) {
+			w += 2
+		} else {
+			w++
+		}
+	}
+	if w >= width {
+		return s
+	}
+	if right {
+		return strings.Repeat(" ", width-w) + s
+	}
+	return s + strings.Repeat(" ", width-w)
 }
 
 func firstFew(ids []string) string {

@@ -1,0 +1,372 @@
+package web
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"evident/store"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// DefaultMaxUpload caps one upload request (all files together).
+const DefaultMaxUpload = 64 << 20
+
+// Options configure a Server.
+type Options struct {
+	// Token, when set, is asked for on /login before any page is shown.
+	// Required to serve on an address other than loopback (CheckAddr).
+	Token string
+	// MaxUpload caps the bytes of one upload request; 0 means DefaultMaxUpload.
+	MaxUpload int64
+	// Workers judging an upload; 0 means GOMAXPROCS.
+	Workers int
+	// Log receives one line per failed request; nil means log.Default().
+	Log *log.Logger
+}
+
+// Server is the screen. It is an http.Handler; create it with New.
+type Server struct {
+	db    *store.DB
+	opt   Options
+	key   []byte
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+	css   string
+	jobs  sync.Mutex // one import or judge at a time
+
+	cacheMu sync.Mutex
+	loadMu  sync.Mutex
+	cache   map[int64]*runData
+	order   []int64
+}
+
+// New returns the screen over db.
+func New(db *store.DB, o Options) (*Server, error) {
+	if o.MaxUpload <= 0 {
+		o.MaxUpload = DefaultMaxUpload
+	}
+	if o.Log == nil {
+		o.Log = log.Default()
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	css, err := staticFS.ReadFile("static/style.css")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{db: db, opt: o, key: key, pages: pages, css: string(css), cache: map[int64]*runData{}}
+	sub, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, err
+	}
+	m := http.NewServeMux()
+	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(sub)))
+	m.HandleFunc("GET /{$}", s.home)
+	m.HandleFunc("GET /runs", s.runsPage)
+	m.HandleFunc("GET /runs/{id}", s.runPage)
+	m.HandleFunc("GET /runs/{id}/disagree", s.disagreePage)
+	m.HandleFunc("GET /runs/{id}/report.html", s.reportDownload)
+	m.HandleFunc("GET /runs/{id}/records.jsonl", s.recordsExport)
+	m.HandleFunc("GET /upload", s.uploadForm)
+	m.HandleFunc("POST /upload", s.upload)
+	m.HandleFunc("POST /gold", s.goldUpload)
+	m.HandleFunc("POST /datasets/{id}/judge", s.judgeDataset)
+	m.HandleFunc("GET /login", s.loginForm)
+	m.HandleFunc("POST /login", s.login)
+	m.HandleFunc("POST /logout", s.logout)
+	s.mux = m
+	return s, nil
+}
+
+// parsePages builds one template set per page: the shared layout and
+// partials plus the page's own "content".
+func parsePages() (map[string]*template.Template, error) {
+	base, err := template.New("base").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*template.Template{}
+	for _, name := range []string{"run", "disagree", "runs", "upload", "login", "error"} {
+		t, err := base.Clone()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := t.ParseFS(templateFS, "templates/"+name+".html"); err != nil {
+			return nil, err
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+// Cookie names.
+const (
+	sessionCookie = "evident_sid"
+	authCookie    = "evident_auth"
+)
+
+type ctxKey int
+
+const sidKey ctxKey = 0
+
+// ServeHTTP applies the safety layers (package doc, "Safety") and routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; "+
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
+
+	if s.opt.Token == "" && !loopbackHost(r.Host) {
+		s.fail(w, r, http.StatusForbidden, "이 주소로는 열 수 없습니다",
+			"토큰 없이 띄운 서버는 127.0.0.1·localhost·[::1] 주소로만 답합니다. 다른 주소에서 쓰려면 --token 을 주고 다시 띄우세요.")
+		return
+	}
+	sid := s.session(w, r)
+	r = r.WithContext(context.WithValue(r.Context(), sidKey, sid))
+
+	if s.opt.Token != "" && !s.authed(r, sid) && r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/static/") {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
+		}
+		s.fail(w, r, http.StatusForbidden, "로그인이 필요합니다", "토큰으로 로그인한 뒤 다시 보내 주세요.")
+		return
+	}
+	if r.Method == http.MethodPost {
+		if crossSite(r) {
+			s.fail(w, r, http.StatusForbidden, "다른 사이트에서 보낸 요청입니다", "이 화면에서 보낸 양식만 받습니다.")
+			return
+		}
+		// The two upload routes check the CSRF token themselves after
+		// reading their multipart parts under the upload limit; every other
+		// POST is small and checked here, whatever its encoding.
+		if r.URL.Path != "/upload" && r.URL.Path != "/gold" {
+			r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+			if !s.csrfOK(r, r.PostFormValue("csrf")) {
+				s.csrfFail(w, r)
+				return
+			}
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return isLoopback(host)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckAddr refuses a listen address that is not loopback unless a token is
+// set: the screen shows every reply of the store and takes uploads.
+func CheckAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if token != "" || isLoopback(host) {
+		return nil
+	}
+	if host == "" {
+		host = "every interface"
+	}
+	return fmt.Errorf("refusing to serve on %s (%s) without --token: only loopback (127.0.0.1, ::1, localhost) is open without one", addr, host)
+}
+
+// crossSite reports a POST that a browser says came from another site.
+func crossSite(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host != r.Host
+}
+
+// session returns the browser's session id, setting a new random one when
+// the cookie is missing or malformed.
+func (s *Server) session(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		if b, err := base64.RawURLEncoding.DecodeString(c.Value); err == nil && len(b) == 32 {
+			return c.Value
+		}
+	}
+	b := make([]byte, 32)
+	rand.Read(b)
+	sid := base64.RawURLEncoding.EncodeToString(b)
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sid, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	return sid
+}
+
+func (s *Server) mac(purpose, sid string) string {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(purpose))
+	m.Write([]byte{0})
+	m.Write([]byte(sid))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func sidOf(r *http.Request) string {
+	sid, _ := r.Context().Value(sidKey).(string)
+	return sid
+}
+
+// csrfToken is the token every form of this session posts back.
+func (s *Server) csrfToken(r *http.Request) string { return s.mac("csrf", sidOf(r)) }
+
+func (s *Server) csrfOK(r *http.Request, got string) bool {
+	want := s.csrfToken(r)
+	return got != "" && hmac.Equal([]byte(got), []byte(want))
+}
+
+func (s *Server) csrfFail(w http.ResponseWriter, r *http.Request) {
+	s.fail(w, r, http.StatusForbidden, "양식 확인 값(CSRF)이 맞지 않습니다",
+		"이 화면에서 연 양식으로만 보낼 수 있습니다. 페이지를 새로 고친 뒤 다시 보내 주세요.")
+}
+
+func (s *Server) authed(r *http.Request, sid string) bool {
+	c, err := r.Cookie(authCookie)
+	return err == nil && hmac.Equal([]byte(c.Value), []byte(s.mac("auth", sid)))
+}
+
+// tokenOK compares a login token with the configured one in constant time
+// (both hashed first, so their lengths do not leak either).
+func (s *Server) tokenOK(got string) bool {
+	a := sha256.Sum256([]byte(got))
+	b := sha256.Sum256([]byte(s.opt.Token))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Token == "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	s.render(w, r, http.StatusOK, "login", &loginPage{Next: safeNext(r.URL.Query().Get("next"))})
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Token == "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	next := safeNext(r.PostFormValue("next"))
+	if !s.tokenOK(r.PostFormValue("token")) {
+		time.Sleep(300 * time.Millisecond) // slows guessing a little; the token must be long
+		s.render(w, r, http.StatusUnauthorized, "login", &loginPage{Next: next, Failed: true})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: authCookie, Value: s.mac("auth", sidOf(r)), Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: authCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// safeNext keeps a redirect target on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}
+
+type loginPage struct {
+	Next   string
+	Failed bool
+}
+
+// NewHTTPServer returns an http.Server for h with the timeouts and limits the
+// screen needs: slow or idle clients cannot hold connections, and an upload
+// has minutes to arrive and be judged.
+func NewHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		WriteTimeout:      10 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// ListenAndServe serves h on addr (CheckAddr must allow it) until ctx ends,
+// then shuts down gracefully. ready, when set, is called with the bound
+// address once the listener is open (addr may have port 0).
+func ListenAndServe(ctx context.Context, addr, token string, h http.Handler, ready func(net.Addr)) error {
+	if err := CheckAddr(addr, token); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := NewHTTPServer(addr, h)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	err = srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		<-done
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,371 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"evident/persona/batch"
+	"evident/persona/demo"
+	"evident/persona/evalrun"
+	"evident/persona/ingest"
+	"evident/persona/runstore"
+	"evident/persona/speech"
+	"evident/store"
+)
+
+type uploadPage struct {
+	RunID      int64
+	MaxMiB     int64
+	Stored     string // the dataset that lends cards and lexicon when left out
+	Name       string
+	Profile    string
+	KeepGoing  bool
+	Error      string
+	Detail     string
+	Rejects    []batch.Reject
+	More       int
+	GoldError  string
+	GoldDetail string
+}
+
+func (s *Server) newUploadPage(ctx context.Context) *uploadPage {
+	p := &uploadPage{MaxMiB: s.opt.MaxUpload >> 20, Profile: "seed"}
+	if run, err := s.db.LatestRun(ctx); err == nil {
+		p.RunID = run.ID
+	}
+	if ds, ok := s.lender(ctx); ok {
+		p.Stored = fmt.Sprintf("#%d %s", ds.ID, ds.Name)
+	}
+	return p
+}
+
+// lender is the newest dataset with cards and a lexicon, whose tables an
+// upload of only a turn log reuses.
+func (s *Server) lender(ctx context.Context) (store.DatasetInfo, bool) {
+	sets, err := s.db.Datasets(ctx)
+	if err != nil {
+		return store.DatasetInfo{}, false
+	}
+	for _, ds := range sets {
+		if ds.Cards > 0 {
+			return ds, true
+		}
+	}
+	return store.DatasetInfo{}, false
+}
+
+func (s *Server) uploadForm(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, "upload", s.newUploadPage(r.Context()))
+}
+
+// form is a multipart form read whole under the size limit.
+type form struct {
+	fields map[string]string
+	files  map[string]file
+}
+
+type file struct {
+	name string
+	data []byte
+}
+
+// readForm reads every part of a multipart request, capped at max bytes in
+// all. Files are held in memory (the cap bounds them).
+func readForm(w http.ResponseWriter, r *http.Request, max int64) (*form, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, max)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, err
+	}
+	f := &form{fields: map[string]string{}, files: map[string]file{}}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return f, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := f.add(part); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (f *form) add(part *multipart.Part) error {
+	defer part.Close()
+	name := part.FormName()
+	if part.FileName() == "" {
+		b, err := io.ReadAll(io.LimitReader(part, 4096))
+		if err != nil {
+			return err
+		}
+		f.fields[name] = strings.TrimSpace(string(b))
+		return nil
+	}
+	b, err := io.ReadAll(part)
+	if err != nil {
+		return err
+	}
+	fn := part.FileName()
+	if i := strings.LastIndexAny(fn, `/\`); i >= 0 { // some browsers send a path
+		fn = fn[i+1:]
+	}
+	if len(b) > 0 || fn != "" {
+		f.files[name] = file{name: fn, data: b}
+	}
+	return nil
+}
+
+// formFail answers a multipart form that could not be read.
+func (s *Server) formFail(w http.ResponseWriter, r *http.Request, err error, page *uploadPage, gold bool) {
+	status, msg := http.StatusBadRequest, "올린 양식을 읽지 못했습니다"
+	detail := err.Error()
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		status, msg = http.StatusRequestEntityTooLarge, "올린 파일이 너무 큽니다"
+		detail = fmt.Sprintf("한 번에 올릴 수 있는 크기는 모두 합쳐 %d MiB 입니다. 파일을 나눠 올리거나 evident import 를 쓰세요. 아무것도 가져오지 않았습니다.", s.opt.MaxUpload>>20)
+	}
+	if gold {
+		page.GoldError, page.GoldDetail = msg, detail
+	} else {
+		page.Error, page.Detail = msg, detail
+	}
+	s.render(w, r, status, "upload", page)
+}
+
+func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	page := s.newUploadPage(ctx)
+	f, err := readForm(w, r, s.opt.MaxUpload)
+	if err != nil {
+		s.formFail(w, r, err, page, false)
+		return
+	}
+	if !s.csrfOK(r, f.fields["csrf"]) {
+		s.csrfFail(w, r)
+		return
+	}
+	page.Name, page.KeepGoing = f.fields["name"], f.fields["keep_going"] != ""
+	if p := f.fields["profile"]; p != "" {
+		page.Profile = p
+	}
+	reject := func(msg, detail string) {
+		page.Error, page.Detail = msg, detail
+		s.render(w, r, http.StatusUnprocessableEntity, "upload", page)
+	}
+	profile, err := speech.ByName(page.Profile)
+	if err != nil {
+		reject("말투 프로필을 모릅니다", err.Error())
+		return
+	}
+	var t runstore.Tables
+	for _, in := range []struct {
+		field, label string
+		dst          *batch.Input
+	}{{"turns", "회차 로그(chat_turn)", &t.Turns}, {"cards", "캐릭터 카드(character_card)", &t.Cards}, {"lexicon", "소재 사전(topic_lexicon)", &t.Lexicon}} {
+		up, ok := f.files[in.field]
+		if !ok {
+			continue
+		}
+		format, err := ingest.FormatOf(up.name)
+		if err != nil {
+			reject(in.label+" 파일 형식을 알 수 없습니다",
+				fmt.Sprintf("%q: 확장자로 형식을 고릅니다 — .jsonl(.ndjson), .json(배열), .csv 가운데 하나여야 합니다. 아무것도 가져오지 않았습니다.", up.name))
+			return
+		}
+		data := up.data
+		*in.dst = batch.Input{Name: up.name, Format: format, Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(data)), nil
+		}}
+	}
+	if t.Turns.Open == nil {
+		reject("회차 로그 파일이 없습니다", "chat_turn 표(회차 로그)는 꼭 올려야 합니다.")
+		return
+	}
+	if t.Cards.Open == nil || t.Lexicon.Open == nil {
+		ds, ok := s.lender(ctx)
+		if !ok {
+			reject("카드와 사전이 필요합니다", "저장된 데이터가 없어 캐릭터 카드 표와 소재 사전 표를 함께 올려야 합니다.")
+			return
+		}
+		if t.Cards.Open == nil {
+			if t.Cards, err = s.storedCards(ctx, ds); err != nil {
+				s.storeFail(w, r, err)
+				return
+			}
+		}
+		if t.Lexicon.Open == nil {
+			if t.Lexicon, err = s.storedLexicon(ctx, ds); err != nil {
+				s.storeFail(w, r, err)
+				return
+			}
+		}
+	}
+	name := page.Name
+	if name == "" {
+		name = t.Turns.Name
+	}
+	s.jobs.Lock()
+	res, err := runstore.Run(ctx, s.db, t, runstore.Options{Name: name, Profile: profile, Strict: !page.KeepGoing, Workers: s.opt.Workers})
+	s.jobs.Unlock()
+	var rej *runstore.RejectsError
+	switch {
+	case errors.As(err, &rej):
+		page.Rejects = rej.Rejects
+		if len(page.Rejects) > 200 {
+			page.Rejects, page.More = page.Rejects[:200], len(rej.Rejects)-200
+		}
+		reject(fmt.Sprintf("판정할 수 없는 행이 %d개 있어 아무것도 가져오지 않았습니다", len(rej.Rejects)),
+			"아래 줄을 고쳐 다시 올리거나, 이 행들을 빼고 가져오려면 ‘거부된 행은 빼고 가져오기’를 고르세요.")
+		return
+	case errors.Is(err, runstore.ErrEmpty):
+		reject("회차 로그가 비어 있습니다", "chat_turn 표에 행이 하나도 없습니다. 아무것도 가져오지 않았습니다.")
+		return
+	case err != nil && res.DatasetID != 0:
+		s.fail(w, r, http.StatusInternalServerError, "가져왔지만 판정하지 못했습니다",
+			fmt.Sprintf("데이터셋 #%d 은 저장됐습니다. 실행 목록에서 다시 판정할 수 있습니다. (%v)", res.DatasetID, err))
+		return
+	case err != nil:
+		reject("파일을 읽지 못해 아무것도 가져오지 않았습니다", err.Error())
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/runs/%d", res.Run.ID), http.StatusSeeOther)
+}
+
+// storedCards and storedLexicon return a stored dataset's table as an input
+// (JSON Lines in memory) for an upload that left it out.
+func (s *Server) storedCards(ctx context.Context, ds store.DatasetInfo) (batch.Input, error) {
+	cards, err := s.db.Cards(ctx, ds.ID)
+	if err != nil {
+		return batch.Input{}, err
+	}
+	return jsonlInput(fmt.Sprintf("저장된 데이터셋 #%d 카드", ds.ID), len(cards), func(i int) any { return &cards[i] })
+}
+
+func (s *Server) storedLexicon(ctx context.Context, ds store.DatasetInfo) (batch.Input, error) {
+	lex, err := s.db.Lexicon(ctx, ds.ID)
+	if err != nil {
+		return batch.Input{}, err
+	}
+	return jsonlInput(fmt.Sprintf("저장된 데이터셋 #%d 사전", ds.ID), len(lex), func(i int) any { return &lex[i] })
+}
+
+func jsonlInput(name string, n int, row func(int) any) (batch.Input, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i := 0; i < n; i++ {
+		if err := enc.Encode(row(i)); err != nil {
+			return batch.Input{}, err
+		}
+	}
+	data := buf.Bytes()
+	return batch.Input{Name: name, Format: ingest.JSONL, Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}}, nil
+}
+
+// goldUpload stores a gold file (evalrun's format) and returns to the run.
+func (s *Server) goldUpload(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	page := s.newUploadPage(ctx)
+	f, err := readForm(w, r, s.opt.MaxUpload)
+	if err != nil {
+		s.formFail(w, r, err, page, true)
+		return
+	}
+	if !s.csrfOK(r, f.fields["csrf"]) {
+		s.csrfFail(w, r)
+		return
+	}
+	up, ok := f.files["gold"]
+	if !ok || len(up.data) == 0 {
+		page.GoldError, page.GoldDetail = "정답 파일이 없습니다", "JSON Lines {turn_id, verdict, note} 파일을 골라 주세요."
+		s.render(w, r, http.StatusUnprocessableEntity, "upload", page)
+		return
+	}
+	labels, err := evalrun.ReadGold(bytes.NewReader(up.data))
+	if err != nil {
+		page.GoldError = "정답 파일을 읽지 못해 아무것도 저장하지 않았습니다"
+		page.GoldDetail = up.name + ": " + err.Error()
+		s.render(w, r, http.StatusUnprocessableEntity, "upload", page)
+		return
+	}
+	if err := s.db.PutGold(ctx, goldRows(labels), up.name); err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	to := "/"
+	if id, err := strconv.ParseInt(f.fields["run"], 10, 64); err == nil && id > 0 {
+		to = fmt.Sprintf("/runs/%d#gold", id)
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// goldRows converts evalrun's gold labels to the store's.
+func goldRows(labels []evalrun.Gold) []store.Gold {
+	out := make([]store.Gold, len(labels))
+	for i, g := range labels {
+		out[i] = store.Gold{TurnID: g.TurnID, Verdict: g.Verdict, Note: g.Note}
+	}
+	return out
+}
+
+// judgeDataset judges a stored dataset again with the chosen profile.
+func (s *Server) judgeDataset(w http.ResponseWriter, r *http.Request) {
+	id, ok := runID(r)
+	if !ok {
+		s.fail(w, r, http.StatusNotFound, "찾는 데이터셋이 없습니다", "데이터셋 번호는 1 이상의 정수입니다.")
+		return
+	}
+	profile, err := speech.ByName(r.PostFormValue("profile"))
+	if err != nil {
+		s.fail(w, r, http.StatusUnprocessableEntity, "말투 프로필을 모릅니다", err.Error())
+		return
+	}
+	s.jobs.Lock()
+	run, err := runstore.JudgeDataset(r.Context(), s.db, id, runstore.Options{Profile: profile, Workers: s.opt.Workers}, nil)
+	s.jobs.Unlock()
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			s.fail(w, r, http.StatusNotFound, "찾는 데이터셋이 없습니다", err.Error())
+			return
+		}
+		s.fail(w, r, http.StatusInternalServerError, "판정하지 못했습니다", err.Error())
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/runs/%d", run.ID), http.StatusSeeOther)
+}
+
+// EnsureDemo imports and judges the embedded demo (persona/demo) when the
+// store holds no dataset and no run yet — the first start of evident serve
+// opens on the demo character's past conversations — and reports whether it
+// did.
+func EnsureDemo(ctx context.Context, db *store.DB) (store.RunInfo, bool, error) {
+	sets, err := db.Datasets(ctx)
+	if err != nil {
+		return store.RunInfo{}, false, err
+	}
+	runs, err := db.Runs(ctx)
+	if err != nil {
+		return store.RunInfo{}, false, err
+	}
+	if len(sets) > 0 || len(runs) > 0 {
+		return store.RunInfo{}, false, nil
+	}
+	tables := runstore.Tables{Turns: demo.Turns(), Cards: demo.Cards(), Lexicon: demo.Lexicon()}
+	res, err := runstore.Run(ctx, db, tables, runstore.Options{Name: "데모 · 등대지기 도담과 세 캐릭터", Strict: true})
+	if err != nil {
+		return store.RunInfo{}, false, err
+	}
+	return res.Run, true, nil
+}

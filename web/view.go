@@ -1,0 +1,790 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"math"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"evident/persona"
+	"evident/persona/batch"
+	"evident/persona/evalrun"
+	"evident/store"
+)
+
+// view is what every page template receives: the layout's fields and the
+// page's own data in Page.
+type view struct {
+	Title     string
+	Static    bool         // the self-contained report: no forms, no server links
+	CSS       template.CSS // inlined stylesheet (Static only)
+	CSRF      string
+	Nav       string // "run", "disagree", "runs", "upload"
+	RunID     int64  // run the navigation points at; 0 for none
+	LoggedIn  bool   // a token is set and this browser used it
+	Generated string // Static only: when the report was written
+	Page      any
+}
+
+var funcs = template.FuncMap{
+	"inc": func(i int) int { return i + 1 },
+}
+
+// Rows per group without a filter, and per page of one group; above
+// maxSessionOptions sessions the session filter is a text field.
+const (
+	groupPreview      = 50
+	pageSize          = 200
+	maxSessionOptions = 300
+)
+
+// verdictClass is the CSS class of each verdict (colour of its chip).
+var verdictClass = map[persona.Verdict]string{
+	persona.ForbiddenTopic: "v-forbidden",
+	persona.OffCanon:       "v-offcanon",
+	persona.SpeechOff:      "v-speech",
+	persona.RecallFailed:   "v-recall",
+	persona.Kept:           "v-kept",
+}
+
+// shortVerdict names the verdicts in narrow table headers.
+var shortVerdict = map[persona.Verdict]string{
+	persona.ForbiddenTopic: "금지",
+	persona.OffCanon:       "세계관",
+	persona.SpeechOff:      "말투",
+	persona.RecallFailed:   "기억",
+	persona.Kept:           "설정",
+}
+
+// ---- filters -------------------------------------------------------------
+
+// filterView is the query string of the run screen, parsed, with the choices
+// its form offers.
+type filterView struct {
+	Character, Model, Session, Verdict, Q, Turn string
+	Page                                        int
+	Characters, Models, Sessions, Verdicts      []option
+	// SessionText: too many sessions for a dropdown; the form asks for the id.
+	SessionText bool
+	base        string
+}
+
+type option struct {
+	Value, Label string
+	Selected     bool
+}
+
+func parseFilter(base string, q url.Values) filterView {
+	f := filterView{base: base,
+		Character: strings.TrimSpace(q.Get("character")), Model: strings.TrimSpace(q.Get("model")),
+		Session: strings.TrimSpace(q.Get("session")), Q: strings.TrimSpace(q.Get("q")),
+		Turn: strings.TrimSpace(q.Get("turn")),
+	}
+	if v := persona.Verdict(q.Get("verdict")); v.Valid() {
+		f.Verdict = string(v)
+	}
+	f.Page, _ = strconv.Atoi(q.Get("page"))
+	if f.Page < 1 {
+		f.Page = 1
+	}
+	return f
+}
+
+func (f filterView) store() store.Filter {
+	return store.Filter{Character: f.Character, Model: f.Model, Session: f.Session,
+		Verdict: persona.Verdict(f.Verdict), Text: f.Q, TurnID: f.Turn}
+}
+
+// Active reports whether any filter is set.
+func (f filterView) Active() bool {
+	return f.Character != "" || f.Model != "" || f.Session != "" || f.Verdict != "" || f.Q != "" || f.Turn != ""
+}
+
+// URL is the screen with this filter, changed by key/value pairs ("" drops a
+// key). Keys come out in a fixed order, so equal views have equal URLs.
+func (f filterView) URL(kv ...string) string {
+	vals := map[string]string{"character": f.Character, "model": f.Model, "session": f.Session,
+		"verdict": f.Verdict, "q": f.Q, "turn": f.Turn}
+	if f.Page > 1 {
+		vals["page"] = strconv.Itoa(f.Page)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		vals[kv[i]] = kv[i+1]
+	}
+	var parts []string
+	for _, k := range []string{"character", "model", "session", "verdict", "q", "turn", "page"} {
+		if v := vals[k]; v != "" {
+			parts = append(parts, k+"="+queryEscape(v))
+		}
+	}
+	if len(parts) == 0 {
+		return f.base
+	}
+	return f.base + "?" + strings.Join(parts, "&")
+}
+
+// queryEscape escapes a query value with %20 for spaces (a '+' would reach
+// the page as &#43;).
+func queryEscape(v string) string { return strings.ReplaceAll(url.QueryEscape(v), "+", "%20") }
+
+func options(values []string, selected string, label func(string) string) []option {
+	out := make([]option, 0, len(values))
+	for _, v := range values {
+		out = append(out, option{Value: v, Label: label(v), Selected: v == selected})
+	}
+	return out
+}
+
+// ---- the run screen ----------------------------------------------------------
+
+type runHead struct {
+	ID               int64
+	DatasetID        int64
+	Dataset          string
+	Started          string
+	Profile          string
+	Endings          string // the run's polite endings, "요 · 죠 · …"
+	Exceptions       string // its noun exceptions, "" when none
+	Judged, Rejected int
+	ByVerdict        []verdictCount
+}
+
+type verdictCount struct {
+	Verdict, Class string
+	Count          int
+}
+
+type runPage struct {
+	Run         runHead
+	Filter      filterView
+	Total       int // turns matching the filter
+	RunTotal    int // turns of the run
+	Groups      []*groupView
+	Single      bool // one verdict or one turn: rows are paged, not previewed
+	Pager       pager
+	Checks      checksView
+	Gold        goldView
+	Models      modelsView
+	Rejects     rejectsView
+	Disagree    *disagreePage // the static report only
+	DisagreeURL string
+	ReportURL   string
+	ExportURL   string
+}
+
+type pager struct {
+	Page, Pages int
+	Prev, Next  string
+}
+
+type groupView struct {
+	Verdict, Class, Anchor string
+	Count                  int
+	Share                  string
+	Total                  int
+	Rows                   []rowView
+	More                   int
+	MoreURL                string
+}
+
+type rowView struct {
+	TurnID, SessionID, CharacterID, Character, ModelID string
+	Verdict, Class, Anchor, Link                       string
+	Summary, SummarySource                             string
+	Open                                               bool
+	Skipped                                            []string
+	Expected, Observed                                 string
+	ObservedNull                                       bool
+	OffCanon                                           []string
+	OffCanonNull                                       bool
+	TouchedTerm, TouchedTopic                          string
+	Touched, TouchedAllowed                            bool
+	RecallTarget, RecallSource, RecallLink             string
+	UserMessage                                        string
+	HasUserMessage, AskedRecall                        bool
+	Reply                                              []Segment
+	ReplyNull                                          bool
+	SourceReply                                        []Segment
+	Evidence                                           []evidenceRow
+	Hedge                                              string
+	Gold, GoldNote, GoldClass                          string
+}
+
+type evidenceRow struct {
+	Source, Field, Agg, Value string
+	Null                      bool
+}
+
+// buildRun assembles the run screen for filter f. static (the report) shows
+// every row and no server links.
+func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static bool) (*runPage, error) {
+	id := d.info.ID
+	f.base = fmt.Sprintf("/runs/%d", id)
+	p := &runPage{Filter: f, RunTotal: len(d.recs), Run: head(d),
+		DisagreeURL: fmt.Sprintf("/runs/%d/disagree", id), ReportURL: fmt.Sprintf("/runs/%d/report.html", id)}
+	p.ExportURL = fmt.Sprintf("/runs/%d/records.jsonl", id)
+	if q := strings.TrimPrefix(f.URL("page", ""), f.base); q != "" {
+		p.ExportURL += q
+	}
+
+	facets, err := s.db.Facets(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	p.Filter.Characters = options(facets.Characters, f.Character, func(v string) string {
+		if c, ok := d.cards[v]; ok && c.Name != "" {
+			return c.Name + " · " + v
+		}
+		return v
+	})
+	p.Filter.Models = options(facets.Models, f.Model, func(v string) string { return v })
+	if len(facets.Sessions) > maxSessionOptions {
+		p.Filter.SessionText = true
+	} else {
+		p.Filter.Sessions = options(facets.Sessions, f.Session, func(v string) string { return v })
+	}
+	var vs []string
+	for _, v := range persona.Verdicts {
+		vs = append(vs, string(v))
+	}
+	p.Filter.Verdicts = options(vs, f.Verdict, func(v string) string { return v })
+
+	sf := f.store()
+	counts, err := s.db.CountByVerdict(ctx, id, sf)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range counts {
+		p.Total += n
+	}
+	gold, err := s.db.Gold(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.Single = f.Verdict != "" || f.Turn != ""
+	for _, v := range persona.Verdicts {
+		g := &groupView{Verdict: string(v), Class: verdictClass[v], Anchor: "g-" + strings.TrimPrefix(verdictClass[v], "v-"),
+			Count: counts[v], Total: p.Total, Share: share(counts[v], p.Total)}
+		p.Groups = append(p.Groups, g)
+		if g.Count == 0 {
+			continue
+		}
+		gf := sf
+		gf.Verdict = v
+		switch {
+		case static:
+		case p.Single:
+			gf.Limit, gf.Offset = pageSize, (f.Page-1)*pageSize
+		default:
+			gf.Limit = groupPreview
+		}
+		entries, err := s.db.Entries(ctx, id, gf)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			g.Rows = append(g.Rows, s.row(d, e, f, gold, static))
+		}
+		if !static && !p.Single && g.Count > len(g.Rows) {
+			g.More = g.Count - len(g.Rows)
+			g.MoreURL = f.URL("verdict", string(v), "page", "")
+		}
+	}
+	if p.Single && !static {
+		pages := max(1, (p.Total+pageSize-1)/pageSize)
+		p.Pager = pager{Page: f.Page, Pages: pages}
+		if f.Page > 1 {
+			p.Pager.Prev = f.URL("page", strconv.Itoa(f.Page-1))
+		}
+		if f.Page < pages {
+			p.Pager.Next = f.URL("page", strconv.Itoa(f.Page+1))
+		}
+	}
+	p.Checks = checks(d)
+	p.Gold = goldPanel(d, gold, f, static)
+	p.Models = models(d)
+	p.Models.URL = p.DisagreeURL
+	if static {
+		p.Models.URL = "#disagree"
+	}
+	if d.info.Tally.Rejected > 0 {
+		rej, err := s.db.Rejects(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		p.Rejects = rejectsView{Count: d.info.Tally.Rejected, Rows: rej}
+		if len(rej) > 100 && !static {
+			p.Rejects.Rows, p.Rejects.More = rej[:100], len(rej)-100
+		}
+	}
+	return p, nil
+}
+
+func head(d *runData) runHead {
+	h := runHead{ID: d.info.ID, DatasetID: d.info.DatasetID, Started: localTime(d.info.StartedAt),
+		Profile: d.info.Profile, Judged: d.info.Tally.Judged, Rejected: d.info.Tally.Rejected}
+	var endings, exceptions []string
+	for _, e := range d.info.Endings { // runstore.Endings: exceptions carry a '!'
+		if x, ok := strings.CutPrefix(e, "!"); ok {
+			exceptions = append(exceptions, x)
+		} else {
+			endings = append(endings, e)
+		}
+	}
+	h.Endings, h.Exceptions = strings.Join(endings, " · "), strings.Join(exceptions, " · ")
+	if d.dataset != nil {
+		h.Dataset = d.dataset.Name
+	}
+	for _, v := range persona.Verdicts {
+		h.ByVerdict = append(h.ByVerdict, verdictCount{string(v), verdictClass[v], d.info.Tally.ByVerdict[v]})
+	}
+	return h
+}
+
+func localTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+// share is k of n as a percentage with one decimal, "–" when n is 0.
+func share(k, n int) string {
+	if n == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f %%", 100*float64(k)/float64(n))
+}
+
+func (s *Server) row(d *runData, e store.Entry, f filterView, gold map[string]store.Gold, static bool) rowView {
+	r := &e.Record
+	v := rowView{TurnID: r.TurnID, SessionID: r.SessionID, CharacterID: r.CharacterID, ModelID: r.ModelID,
+		Verdict: string(r.Verdict), Class: verdictClass[r.Verdict], Anchor: "t-" + r.TurnID,
+		Summary: r.Summary, Open: f.Turn != "" && f.Turn == r.TurnID}
+	if !static {
+		v.Link = f.URL("turn", r.TurnID, "verdict", "", "q", "", "page", "")
+	}
+	if c, ok := d.cards[r.CharacterID]; ok {
+		v.Character = c.Name
+	}
+	switch e.SummarySource {
+	case store.SummaryRule:
+		v.SummarySource = "규칙이 쓴 기본 문장"
+	case store.SummaryModel:
+		v.SummarySource = "모델이 고쳐 쓰고 검사를 통과한 문장"
+	}
+	if r.RuleExpected != nil {
+		v.Expected = *r.RuleExpected
+	}
+	if r.RuleObserved == nil {
+		v.ObservedNull = true
+		v.Skipped = append(v.Skipped, "말투 대조 건너뜀")
+	} else {
+		v.Observed = *r.RuleObserved
+	}
+	if r.OffCanonEntities == nil {
+		v.OffCanonNull = true
+		v.Skipped = append(v.Skipped, "세계관 대조 건너뜀")
+	} else {
+		v.OffCanon = r.OffCanonEntities
+	}
+	if r.TouchedTerm != nil {
+		v.Touched, v.TouchedTerm = true, *r.TouchedTerm
+		if r.TouchedTopic != nil {
+			v.TouchedTopic = *r.TouchedTopic
+		} else {
+			v.TouchedAllowed = true
+		}
+	}
+	if r.RecallTarget != nil {
+		v.RecallTarget = *r.RecallTarget
+	}
+	if r.RecallSourceTurn != nil {
+		v.RecallSource = *r.RecallSourceTurn
+		if !static {
+			v.RecallLink = f.URL("turn", v.RecallSource, "verdict", "", "q", "", "page", "")
+		} else {
+			v.RecallLink = "#t-" + v.RecallSource
+		}
+	}
+	if r.Hedge != nil {
+		v.Hedge = *r.Hedge
+	}
+	reply, ok := replyOf(d, r)
+	if ok {
+		v.Reply = segments(reply, replySpans(r, reply))
+	} else {
+		v.ReplyNull = true
+	}
+	if t := d.turns[r.TurnID]; t != nil {
+		v.AskedRecall = t.UserAskedRecall
+		if t.UserMessage != nil {
+			v.HasUserMessage, v.UserMessage = true, *t.UserMessage
+		}
+	}
+	if v.RecallSource != "" && v.RecallTarget != "" {
+		if src := d.turns[v.RecallSource]; src != nil && src.ReplyText != nil {
+			v.SourceReply = segments(*src.ReplyText, occurrences(*src.ReplyText, v.RecallTarget, markRecall, "앞 회차에 나온 이름"))
+		}
+	}
+	for _, ev := range r.Evidence {
+		row := evidenceRow{Source: string(ev.Source), Field: ev.Field, Agg: string(ev.Agg)}
+		row.Value, row.Null = cell(ev.Value)
+		v.Evidence = append(v.Evidence, row)
+	}
+	if g, ok := gold[r.TurnID]; ok {
+		v.Gold, v.GoldNote, v.GoldClass = string(g.Verdict), g.Note, verdictClass[g.Verdict]
+	}
+	return v
+}
+
+// replyOf is the turn's reply_text: from the stored dataset, else the
+// record's last chat_turn.reply_text evidence row (a recall record cites the
+// earlier turn's reply first).
+func replyOf(d *runData, r *persona.Record) (string, bool) {
+	if t := d.turns[r.TurnID]; t != nil {
+		if t.ReplyText == nil {
+			return "", false
+		}
+		return *t.ReplyText, true
+	}
+	reply, ok := "", false
+	for _, e := range r.Evidence {
+		if e.Source == persona.SourceTurn && e.Field == "reply_text" && e.Agg == "" {
+			if s, isStr := e.Value.(string); isStr {
+				reply, ok = s, true
+			}
+		}
+	}
+	return reply, ok
+}
+
+// cell renders an evidence value as written; null is flagged.
+func cell(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "null", true
+	case string:
+		return x, false
+	case bool:
+		return strconv.FormatBool(x), false
+	case int:
+		return strconv.Itoa(x), false
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), false
+	}
+	return fmt.Sprint(v), false
+}
+
+// ---- panels --------------------------------------------------------------------
+
+type checksView struct {
+	Err        string
+	Records    int
+	Items      []checkItem
+	SchemaFail int
+	Unreadable int
+	AllPass    bool
+	Failures   []batch.Failure
+	More       int
+}
+
+type checkItem struct {
+	N          int
+	Name       string
+	Pass, Fail int
+}
+
+func checks(d *runData) checksView {
+	if d.checksErr != nil {
+		return checksView{Err: "이 실행은 저장된 입력 표와 이어져 있지 않아 자동 검사를 다시 돌릴 수 없습니다 (" + d.checksErr.Error() + ")."}
+	}
+	rep := d.checks
+	v := checksView{Records: rep.Records, SchemaFail: rep.SchemaFail, Unreadable: rep.Unreadable, AllPass: rep.OK()}
+	for i, name := range persona.CheckNames {
+		v.Items = append(v.Items, checkItem{N: i + 1, Name: name, Pass: rep.Pass[i], Fail: rep.Fail[i]})
+	}
+	v.Failures = rep.Failures
+	if len(v.Failures) > 10 {
+		v.Failures, v.More = v.Failures[:10], len(rep.Failures)-10
+	}
+	return v
+}
+
+type goldView struct {
+	Empty         bool
+	Why           string
+	Stored        int // labels in the store
+	N, Agreed     int
+	Agreement     string
+	Interval      string
+	Kappa         string
+	Labels        []string
+	LabelTitles   []string
+	Matrix        []matrixRow
+	Disagreements []goldGroup
+	Missing       int
+}
+
+type matrixRow struct {
+	Label string
+	Cells []matrixCell
+	Total int
+}
+
+type matrixCell struct {
+	N    int
+	Diag bool
+}
+
+type goldGroup struct {
+	Gold, Predicted, GoldClass, PredClass, Detail string
+	Count                                         int
+	Turns                                         []turnLink
+}
+
+type turnLink struct{ ID, URL string }
+
+func goldPanel(d *runData, stored map[string]store.Gold, f filterView, static bool) goldView {
+	var labels []evalrun.Gold
+	seen := map[string]bool{}
+	for _, r := range d.recs {
+		if g, ok := stored[r.TurnID]; ok && !seen[r.TurnID] {
+			seen[r.TurnID] = true
+			labels = append(labels, evalrun.Gold{TurnID: g.TurnID, Verdict: g.Verdict, Note: g.Note})
+		}
+	}
+	v := goldView{Stored: len(stored)}
+	if len(labels) == 0 {
+		v.Empty = true
+		if len(stored) == 0 {
+			v.Why = "사람이 붙인 정답 라벨이 아직 없어 자가채점 칸을 비워 둡니다. 출처를 댈 수 없는 숫자를 예측 화면에 두지 않기 위해서입니다."
+		} else {
+			v.Why = fmt.Sprintf("저장된 정답 라벨 %d건 가운데 이 실행의 회차에 붙은 것이 없어 자가채점 칸을 비워 둡니다. 출처를 댈 수 없는 숫자를 예측 화면에 두지 않기 위해서입니다.", len(stored))
+		}
+		return v
+	}
+	rep := evalrun.Evaluate(labels, d.recs)
+	v.N, v.Agreed, v.Missing = rep.N, rep.Agreed, len(rep.Missing)
+	if rep.Agreement != nil {
+		v.Agreement = fmt.Sprintf("%.1f %%", 100**rep.Agreement)
+	}
+	if rep.Interval != nil {
+		v.Interval = fmt.Sprintf("%.1f – %.1f %%", 100*rep.Interval.Lo, 100*rep.Interval.Hi)
+	}
+	if rep.Kappa != nil {
+		v.Kappa = fmt.Sprintf("%.3f", *rep.Kappa)
+	} else {
+		v.Kappa = "정의되지 않음"
+	}
+	for i, l := range rep.Labels {
+		v.Labels = append(v.Labels, shortVerdict[l])
+		v.LabelTitles = append(v.LabelTitles, string(l))
+		row := matrixRow{Label: shortVerdict[l]}
+		for j, n := range rep.Confusion[i] {
+			row.Cells = append(row.Cells, matrixCell{N: n, Diag: i == j})
+			row.Total += n
+		}
+		v.Matrix = append(v.Matrix, row)
+	}
+	for _, g := range rep.Disagreements {
+		gg := goldGroup{Gold: string(g.Gold), Predicted: string(g.Predicted), GoldClass: verdictClass[g.Gold],
+			PredClass: verdictClass[g.Predicted], Detail: g.Detail, Count: g.Count}
+		for _, id := range g.TurnIDs {
+			u := "#t-" + id
+			if !static {
+				u = f.URL("turn", id, "verdict", "", "q", "", "page", "", "character", "", "model", "", "session", "")
+			}
+			gg.Turns = append(gg.Turns, turnLink{ID: id, URL: u})
+		}
+		v.Disagreements = append(v.Disagreements, gg)
+	}
+	return v
+}
+
+type modelsView struct {
+	URL     string // the models-disagree view
+	Prompts int
+	Rows    []modelRow
+	Pairs   []pairRow
+	Differ  int
+}
+
+type modelRow struct {
+	Model          string
+	N, Mismatches  int
+	Rate, Interval string
+}
+
+type pairRow struct {
+	A, B             string
+	N, Both, Neither int
+	OnlyA, OnlyB     int
+	P                string
+	Significant      bool
+}
+
+func models(d *runData) modelsView {
+	rep := d.models
+	v := modelsView{Prompts: rep.Prompts}
+	for _, m := range rep.Models {
+		v.Rows = append(v.Rows, modelRow{Model: m.Model, N: m.N, Mismatches: m.Mismatches,
+			Rate:     fmt.Sprintf("%.1f %%", 100*m.Rate),
+			Interval: fmt.Sprintf("%.1f – %.1f %%", 100*m.Interval.Lo, 100*m.Interval.Hi)})
+	}
+	for _, p := range rep.Pairs {
+		v.Pairs = append(v.Pairs, pairRow{A: p.ModelA, B: p.ModelB, N: p.N, Both: p.Both, Neither: p.Neither,
+			OnlyA: p.B, OnlyB: p.C, P: formatP(p.P), Significant: p.P < 0.05})
+	}
+	v.Differ = len(disagreements(d, "", func(string) string { return "" }).Items)
+	return v
+}
+
+// formatP writes a p-value for people: three decimals, or a power of ten
+// below 0.001.
+func formatP(p float64) string {
+	if p >= 0.001 {
+		return fmt.Sprintf("%.3f", p)
+	}
+	if p <= 0 {
+		return "0"
+	}
+	exp := int(math.Floor(math.Log10(p)))
+	mant := p / math.Pow(10, float64(exp))
+	if mant >= 9.95 {
+		mant, exp = 1, exp+1
+	}
+	return fmt.Sprintf("%.1f×10%s", mant, superscript(exp))
+}
+
+func superscript(n int) string {
+	const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for _, c := range s {
+		if c == '-' {
+			b.WriteString("⁻")
+			continue
+		}
+		b.WriteString(string([]rune(digits)[c-'0']))
+	}
+	return b.String()
+}
+
+type rejectsView struct {
+	Count int
+	Rows  []batch.Reject
+	More  int
+}
+
+// ---- models disagree ---------------------------------------------------------
+
+type disagreePage struct {
+	RunID      int64
+	Run        runHead
+	Character  string
+	Characters []option
+	Models     []string
+	Shared     int
+	Items      []disagreeItem
+	BackURL    string
+}
+
+type disagreeItem struct {
+	PromptID    string
+	UserMessage string
+	Cells       []disagreeCell
+}
+
+type disagreeCell struct {
+	Model                  string
+	Has                    bool
+	TurnID, Verdict, Class string
+	Summary, Link          string
+	Reply                  []Segment
+	ReplyNull              bool
+}
+
+// disagreements lists the prompts answered by several models whose verdicts
+// differ (the first record of each model per prompt, as evalrun counts),
+// optionally for one character, in the order the prompts first appear.
+func disagreements(d *runData, character string, link func(turnID string) string) *disagreePage {
+	type entry struct {
+		first  map[string]int // model → record index
+		models []string
+	}
+	byPrompt := map[string]*entry{}
+	var order []string
+	for i, r := range d.recs {
+		p := d.prompts[r.TurnID]
+		if p == "" || (character != "" && r.CharacterID != character) {
+			continue
+		}
+		e := byPrompt[p]
+		if e == nil {
+			e = &entry{first: map[string]int{}}
+			byPrompt[p] = e
+			order = append(order, p)
+		}
+		if _, ok := e.first[r.ModelID]; !ok {
+			e.first[r.ModelID] = i
+			e.models = append(e.models, r.ModelID)
+		}
+	}
+	out := &disagreePage{RunID: d.info.ID, Character: character}
+	modelSet := map[string]bool{}
+	for _, p := range order {
+		e := byPrompt[p]
+		if len(e.models) < 2 {
+			continue
+		}
+		out.Shared++
+		differ := false
+		first := d.recs[e.first[e.models[0]]].Verdict
+		for _, m := range e.models[1:] {
+			if d.recs[e.first[m]].Verdict != first {
+				differ = true
+			}
+		}
+		if !differ {
+			continue
+		}
+		for _, m := range e.models {
+			modelSet[m] = true
+		}
+		out.Items = append(out.Items, disagreeItem{PromptID: p})
+	}
+	for m := range modelSet {
+		out.Models = append(out.Models, m)
+	}
+	sort.Strings(out.Models)
+	for k := range out.Items {
+		it := &out.Items[k]
+		e := byPrompt[it.PromptID]
+		for _, m := range out.Models {
+			c := disagreeCell{Model: m}
+			if i, ok := e.first[m]; ok {
+				r := &d.recs[i]
+				c.Has, c.TurnID, c.Verdict, c.Class, c.Summary = true, r.TurnID, string(r.Verdict), verdictClass[r.Verdict], r.Summary
+				c.Link = link(r.TurnID)
+				if reply, ok := replyOf(d, r); ok {
+					c.Reply = segments(reply, replySpans(r, reply))
+				} else {
+					c.ReplyNull = true
+				}
+				if it.UserMessage == "" {
+					if t := d.turns[r.TurnID]; t != nil && t.UserMessage != nil {
+						it.UserMessage = *t.UserMessage
+					}
+				}
+			}
+			it.Cells = append(it.Cells, c)
+		}
+	}
+	return out
+}
