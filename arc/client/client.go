@@ -1,0 +1,564 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"evident/arc/api"
+	"evident/arc/session"
+)
+
+// Files of the client inside the workspace, and defaults.
+const (
+	// StateFile holds the client's State between commands (JSON).
+	StateFile = "client/client_state.json"
+	// LockFile is locked for the whole of every start, move and stop.
+	LockFile = "client/client.lock"
+	// DefaultBaseURL is the real ARC-AGI-3 server.
+	DefaultBaseURL = "https://three.arcprize.org"
+	// EnvAPIKey and EnvBaseURL are the environment variables the command
+	// line reads the API key and the base URL from.
+	EnvAPIKey  = "ARC_API_KEY"
+	EnvBaseURL = "ARC_BASE_URL"
+	// DefaultLockWait is how long a command waits for another one to
+	// finish.
+	DefaultLockWait = 60 * time.Second
+	// lockPoll is the interval between attempts to take the lock.
+	lockPoll = 10 * time.Millisecond
+)
+
+// Errors of the game client; test with errors.Is.
+var (
+	// ErrNotStarted: no game was started in this workspace.
+	ErrNotStarted = errors.New("no game started in this workspace (run client start)")
+	// ErrStopped: the game was stopped (its scorecard closed).
+	ErrStopped = errors.New("the game was stopped and its scorecard closed")
+	// ErrStarted: start was asked while a game is running.
+	ErrStarted = errors.New("a game is already started in this workspace (stop it first)")
+	// ErrSessionNotEmpty: start was asked in a workspace whose session
+	// already holds attempts of another game.
+	ErrSessionNotEmpty = errors.New("client/session already holds attempts; start a new game in a fresh workspace")
+	// ErrBusy: another command held the lock for longer than the wait.
+	ErrBusy = errors.New("another client command is running in this workspace")
+	// ErrGameWon: a non-RESET action after the game was won.
+	ErrGameWon = errors.New("the game is won (state WIN): only RESET is accepted")
+	// ErrNotAvailable: the action is not in the last available_actions.
+	ErrNotAvailable = errors.New("action not in available_actions")
+	// ErrNoAPIKey: no API key for a server that is not on this machine.
+	ErrNoAPIKey = errors.New("no API key: set " + EnvAPIKey)
+)
+
+// Cookie is one saved cookie (name and value; restored for every path).
+type Cookie struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// State is the client state file (StateFile): what a later command needs to
+// go on with the game. The API key is never stored.
+type State struct {
+	BaseURL string `json:"base_url"`
+	GameID  string `json:"game_id"`
+	CardID  string `json:"card_id"`
+	GUID    string `json:"guid"`
+	// StepIndex counts the commands recorded, RESETs included: the
+	// step_index of the latest metadata.
+	StepIndex int `json:"step_index"`
+	// State, LevelsCompleted, WinLevels and AvailableActions are those of
+	// the latest response.
+	State            string   `json:"state"`
+	LevelsCompleted  int      `json:"levels_completed"`
+	WinLevels        int      `json:"win_levels"`
+	AvailableActions []int    `json:"available_actions"`
+	Cookies          []Cookie `json:"cookies,omitempty"`
+	// Stopped is set by Stop, which also keeps the final scorecard.
+	Stopped   bool            `json:"stopped,omitempty"`
+	Scorecard json.RawMessage `json:"scorecard,omitempty"`
+}
+
+// Options configures a Client.
+type Options struct {
+	// Workspace is the agent workspace: the session goes to
+	// Workspace/client/session, full frames to
+	// Workspace/initial_full_frames.
+	Workspace string
+	// API configures the REST client (key, HTTP client, retries).
+	API APIOptions
+	// LockWait is how long a command waits for the lock; 0 means
+	// DefaultLockWait.
+	LockWait time.Duration
+}
+
+// Client is the game client of one workspace (spec arc.md "Session
+// recording", "The real game"). Every command runs in its own call, in
+// this process or another: state lives in StateFile, the session on disk,
+// and LockFile keeps two commands from interleaving.
+type Client struct {
+	ws   string
+	opts Options
+}
+
+// New returns the client of opts.Workspace; it does no I/O.
+func New(opts Options) (*Client, error) {
+	ws, err := filepath.Abs(opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if opts.LockWait <= 0 {
+		opts.LockWait = DefaultLockWait
+	}
+	return &Client{ws: ws, opts: opts}, nil
+}
+
+// Workspace returns the absolute workspace path.
+func (c *Client) Workspace() string { return c.ws }
+
+// SessionRoot returns Workspace/client/session.
+func (c *Client) SessionRoot() string { return filepath.Join(c.ws, session.Dir) }
+
+// Result is what one command did.
+type Result struct {
+	// Action is the command sent.
+	Action session.Action
+	// Response is the server's answer.
+	Response *api.FrameResponse
+	// Status is the observed status of the step in its attempt (spec
+	// "Session recording"); RUNNING for a RESET.
+	Status session.Status
+	// Recorded is the attempt that holds the response and its step number
+	// there (0 for a RESET: the attempt's initial_* files).
+	Recorded session.Position
+	// Final and Intermediates are the paths of the recorded frames (.txt);
+	// for a RESET Final is initial_frame.txt.
+	Final         string
+	Intermediates []string
+	// Next is where the recorder stands now (after a completed level: the
+	// next level's first attempt).
+	Next session.Position
+	// FullFrame is the initial_full_frames file written, "" when none.
+	FullFrame string
+	// State is the client state after the command.
+	State State
+}
+
+// Held is the client with its lock taken: commands through it cannot
+// interleave with those of another Held, in this process or another.
+type Held struct {
+	c       *Client
+	release func() error
+}
+
+// Lock takes the workspace's lock, waiting up to Options.LockWait (or until
+// ctx is done) for another command to finish; then it fails with ErrBusy.
+func (c *Client) Lock(ctx context.Context) (*Held, error) {
+	if err := os.MkdirAll(filepath.Join(c.ws, "client"), 0o755); err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	path := filepath.Join(c.ws, LockFile)
+	deadline := time.Now().Add(c.opts.LockWait)
+	for {
+		release, ok, err := tryLock(path)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &Held{c: c, release: release}, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: %s stayed locked for %s", ErrBusy, path, c.opts.LockWait)
+		}
+		if err := sleepCtx(ctx, lockPoll); err != nil {
+			return nil, fmt.Errorf("client: waiting for %s: %w", path, err)
+		}
+	}
+}
+
+// Unlock releases the lock; the Held must not be used afterwards.
+func (h *Held) Unlock() error {
+	if h.release == nil {
+		return nil
+	}
+	err := h.release()
+	h.release = nil
+	return err
+}
+
+// ReadState reads the state file; ErrNotStarted when there is none.
+func (c *Client) ReadState() (*State, error) {
+	b, err := os.ReadFile(filepath.Join(c.ws, StateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotStarted
+	}
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("client: %s: %w", filepath.Join(c.ws, StateFile), err)
+	}
+	return &st, nil
+}
+
+// writeState replaces the state file atomically (mode 0600: it holds
+// cookies).
+func (c *Client) writeState(st *State) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	path := filepath.Join(c.ws, StateFile)
+	f, err := os.CreateTemp(filepath.Dir(path), ".client_state.tmp*")
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("client: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// newAPI returns the REST client for baseURL with the saved cookies.
+func (c *Client) newAPI(baseURL string, st *State) (*API, error) {
+	if c.opts.API.Key == "" && !isLocal(baseURL) {
+		return nil, fmt.Errorf("client: %w (the server %s is not on this machine)", ErrNoAPIKey, baseURL)
+	}
+	a, err := NewAPI(baseURL, c.opts.API)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		cs := make([]*http.Cookie, 0, len(st.Cookies))
+		for _, ck := range st.Cookies {
+			cs = append(cs, &http.Cookie{Name: ck.Name, Value: ck.Value})
+		}
+		a.SetCookies(cs)
+	}
+	return a, nil
+}
+
+// isLocal reports whether baseURL names a loopback host.
+func isLocal(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// saveCookies copies the jar's cookies into st.
+func saveCookies(st *State, a *API) {
+	st.Cookies = st.Cookies[:0]
+	for _, ck := range a.Cookies() {
+		st.Cookies = append(st.Cookies, Cookie{Name: ck.Name, Value: ck.Value})
+	}
+}
+
+// apply copies a response's game fields into st.
+func apply(st *State, r *api.FrameResponse) {
+	if r.GUID != "" {
+		st.GUID = r.GUID
+	}
+	st.State, st.LevelsCompleted, st.WinLevels = r.State, r.LevelsCompleted, r.WinLevels
+	st.AvailableActions = append([]int(nil), r.AvailableActions...)
+}
+
+// Start starts gameID on the server at baseURL: it opens a scorecard with
+// card, sends RESET without guid, records the response as
+// level_01_attempt_01 and writes the state file. It fails with ErrStarted
+// when a game is running here, ErrSessionNotEmpty when the session already
+// holds attempts, ErrNoAPIKey without a key for a remote server, when the
+// server does not list gameID, or on HTTP and I/O errors (a scorecard
+// opened before a failure is closed again, best effort).
+func (c *Client) Start(ctx context.Context, baseURL, gameID string, card api.OpenScorecardRequest) (*Result, error) {
+	h, err := c.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Unlock()
+	if st, err := c.ReadState(); err == nil && !st.Stopped {
+		return nil, fmt.Errorf("client: %w: %s (guid %s)", ErrStarted, st.GameID, st.GUID)
+	} else if err != nil && !errors.Is(err, ErrNotStarted) {
+		return nil, err
+	}
+	rec, err := session.OpenRecorder(c.SessionRoot())
+	if err != nil {
+		return nil, err
+	}
+	if rec.Position().Level != 0 {
+		return nil, fmt.Errorf("client: %w (%s)", ErrSessionNotEmpty, rec.Root())
+	}
+	a, err := c.newAPI(baseURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	games, err := a.Games(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(games, func(g api.GameInfo) bool { return g.GameID == gameID }) {
+		ids := make([]string, len(games))
+		for i, g := range games {
+			ids[i] = g.GameID
+		}
+		return nil, fmt.Errorf("client: the server at %s has no game %q; it has %v", a.BaseURL(), gameID, ids)
+	}
+	cardID, err := a.OpenScorecard(ctx, card)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := a.Reset(ctx, gameID, cardID, "")
+	if err != nil {
+		a.CloseScorecard(context.WithoutCancel(ctx), cardID)
+		return nil, err
+	}
+	st := &State{BaseURL: a.BaseURL(), GameID: gameID, CardID: cardID, StepIndex: 1}
+	apply(st, resp)
+	saveCookies(st, a)
+	if err := c.writeState(st); err != nil {
+		return nil, err
+	}
+	return h.record(ctx, a, st, session.Action{Name: "RESET"}, resp, rec)
+}
+
+// Move sends one command (RESET or ACTION1..ACTION7) holding the lock for
+// its whole duration; see Held.Move.
+func (c *Client) Move(ctx context.Context, act session.Action, reasoning json.RawMessage) (*Result, error) {
+	h, err := c.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Unlock()
+	return h.Move(ctx, act, reasoning)
+}
+
+// Move sends one command and records its response (spec arc.md "Session
+// recording"): RESET opens a new attempt folder (of level
+// levels_completed+1); any other action becomes the next step of the
+// current attempt, and a step that completes a level is also the initial_*
+// of the next level's attempt. reasoning (any JSON value, or nil) goes to
+// the server with actions. Nothing is sent, and the error says why, when
+// no game is started (ErrNotStarted), it was stopped (ErrStopped), the game
+// is over or won and act is not RESET (ErrGameOver, ErrGameWon), or act is
+// not in the last available_actions (ErrNotAvailable). A 400 of the server
+// because the game is over also matches ErrGameOver. When the server
+// answered but recording failed, the error says so: the session then lags
+// the game.
+func (h *Held) Move(ctx context.Context, act session.Action, reasoning json.RawMessage) (*Result, error) {
+	if h.release == nil {
+		return nil, errors.New("client: Move after Unlock")
+	}
+	c := h.c
+	st, err := c.ReadState()
+	if err != nil {
+		return nil, err
+	}
+	if st.Stopped {
+		return nil, fmt.Errorf("client: %w; start a new game in a fresh workspace", ErrStopped)
+	}
+	id, ok := api.ActionID(act.Name)
+	if !ok {
+		return nil, fmt.Errorf("client: unknown action %q; want RESET or ACTION1..ACTION7", act.Name)
+	}
+	if act.Name != "RESET" {
+		switch {
+		case st.State == api.StateGameOver:
+			return nil, fmt.Errorf("client: %s not sent: %w", act, ErrGameOver)
+		case st.State == api.StateWin:
+			return nil, fmt.Errorf("client: %s not sent: %w", act, ErrGameWon)
+		case len(st.AvailableActions) > 0 && !slices.Contains(st.AvailableActions, id):
+			return nil, fmt.Errorf("client: %s not sent: %w %v", act, ErrNotAvailable, st.AvailableActions)
+		}
+	}
+	rec, err := session.OpenRecorder(c.SessionRoot())
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.newAPI(st.BaseURL, st)
+	if err != nil {
+		return nil, err
+	}
+	var resp *api.FrameResponse
+	if act.Name == "RESET" {
+		resp, err = a.Reset(ctx, st.GameID, st.CardID, st.GUID)
+	} else {
+		resp, err = a.Act(ctx, st.GameID, st.GUID, act, reasoning)
+	}
+	saveCookies(st, a)
+	if err != nil {
+		if werr := c.writeState(st); werr != nil {
+			return nil, errors.Join(err, werr)
+		}
+		if errors.Is(err, ErrGameOver) {
+			return nil, fmt.Errorf("client: %s refused: %w (%w)", act, ErrGameOver, err)
+		}
+		return nil, err
+	}
+	st.StepIndex++
+	apply(st, resp)
+	if err := c.writeState(st); err != nil {
+		return nil, fmt.Errorf("client: the server played %s but the state file could not be written: %w", act, err)
+	}
+	return h.record(ctx, a, st, act, resp, rec)
+}
+
+// record writes resp into the session and, when a level starts, its full
+// frame.
+func (h *Held) record(ctx context.Context, a *API, st *State, act session.Action, resp *api.FrameResponse, rec *session.Recorder) (*Result, error) {
+	res := &Result{Action: act, Response: resp, State: *st, Status: session.Running}
+	sr, err := resp.Session(st.StepIndex)
+	fail := func(err error) (*Result, error) {
+		return nil, fmt.Errorf("client: the server played %s but recording its response failed (the session now lags the game): %w", act, err)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	before := rec.Position()
+	if act.Name == "RESET" {
+		pos, err := rec.Reset(sr)
+		if err != nil {
+			return fail(err)
+		}
+		res.Recorded, res.Next = pos, pos
+		res.Final = filepath.Join(pos.Dir, session.InitialFrameFile)
+	} else {
+		pos, err := rec.Step(sr)
+		if err != nil {
+			return fail(err)
+		}
+		k := before.Step + 1
+		res.Recorded = session.Position{Level: before.Level, Attempt: before.Attempt, Step: k, Dir: before.Dir}
+		res.Next = pos
+		res.Status = session.ObservedStatus(sr.Metadata, before.Level)
+		if len(sr.Frames) > 0 {
+			res.Final = filepath.Join(before.Dir, session.StepFinalFile(k))
+		}
+		for i := 1; i < len(sr.Frames); i++ {
+			res.Intermediates = append(res.Intermediates, filepath.Join(before.Dir, session.StepIntermediateFile(k, i)))
+		}
+	}
+	if act.Name == "RESET" || (res.Next.Level != before.Level && res.Next.Step == 0) {
+		path, err := h.c.writeFullFrame(ctx, a, st.GUID)
+		if err != nil {
+			return res, err
+		}
+		res.FullFrame = path
+	}
+	return res, nil
+}
+
+// writeFullFrame asks the server for the current level's initial full frame
+// and writes it to initial_full_frames/level_N.txt; "" when there is none.
+func (c *Client) writeFullFrame(ctx context.Context, a *API, guid string) (string, error) {
+	g, level, ok, err := a.FullFrame(ctx, guid)
+	if err != nil || !ok {
+		return "", err
+	}
+	dir := filepath.Join(c.ws, session.InitialFullFramesDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("client: %w", err)
+	}
+	path := filepath.Join(dir, session.InitialFullFrameFile(level))
+	if err := g.WriteASCIIFile(path); err != nil {
+		return "", fmt.Errorf("client: %w", err)
+	}
+	return path, nil
+}
+
+// Stop closes the scorecard, marks the state stopped and returns the
+// server's final scorecard (raw JSON). It fails with ErrNotStarted or
+// ErrStopped, or on HTTP errors (the state then stays running).
+func (c *Client) Stop(ctx context.Context) (json.RawMessage, error) {
+	h, err := c.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Unlock()
+	st, err := c.ReadState()
+	if err != nil {
+		return nil, err
+	}
+	if st.Stopped {
+		return st.Scorecard, fmt.Errorf("client: %w", ErrStopped)
+	}
+	a, err := c.newAPI(st.BaseURL, st)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := a.CloseScorecard(ctx, st.CardID)
+	saveCookies(st, a)
+	if err != nil {
+		return nil, err
+	}
+	st.Stopped, st.Scorecard = true, sc
+	return sc, c.writeState(st)
+}
+
+// Scorecard returns the server's current scorecard of the game (raw JSON).
+func (c *Client) Scorecard(ctx context.Context) (json.RawMessage, error) {
+	st, err := c.ReadState()
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.newAPI(st.BaseURL, st)
+	if err != nil {
+		return nil, err
+	}
+	return a.Scorecard(ctx, st.CardID, st.GameID)
+}
+
+// Status is what `client status` shows.
+type Status struct {
+	State State
+	// Position is where the recorder stands (the current attempt and its
+	// number of steps).
+	Position session.Position
+	// Frame is the path of the latest settled frame (.txt) of the current
+	// attempt, "" when it has none (a GAME_OVER step without frame).
+	Frame string
+}
+
+// Status reads the state file and the session; it sends nothing.
+func (c *Client) Status() (*Status, error) {
+	st, err := c.ReadState()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := session.OpenRecorder(c.SessionRoot())
+	if err != nil {
+		return nil, err
+	}
+	s := &Status{State: *st, Position: rec.Position()}
+	if p := s.Position; p.Dir != "" {
+		path := filepath.Join(p.Dir, session.InitialFrameFile)
+		if p.Step > 0 {
+			path = filepath.Join(p.Dir, session.StepFinalFile(p.Step))
+		}
+		if _, err := os.Stat(path); err == nil {
+			s.Frame = path
+		}
+	}
+	return s, nil
+}

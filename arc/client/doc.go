@@ -1,0 +1,53 @@
+// Package client owns the game client of an agent workspace: the REST client
+// of the ARC-AGI-3 API (API) and the client that plays one game through it
+// and records every response in the session layout (Client), for the real
+// server and for the local one of evident/arc/games alike (spec arc.md "The
+// real game: ARC-AGI-3 REST API", "Session recording").
+//
+// It must not judge, replay or plan: it never loads a world model and never
+// compares frames (evident/arc/verify and the plan executor do). It writes
+// only under the workspace: client/session/ (through session.Recorder),
+// client/client_state.json, client/client.lock and initial_full_frames/.
+//
+// # Commands
+//
+// Start opens a scorecard, sends RESET without guid and records
+// level_01_attempt_01. Move sends one command: RESET (with the guid: the
+// server resets the level, or the whole game when no action was taken in
+// the level) opens a new attempt folder; any other action is the next step
+// of the current attempt, and the step that completes a level is also
+// recorded as the next level's initial_* (session.Recorder). Stop closes
+// the scorecard. Status reads the state and the session and sends nothing.
+//
+// # Decisions where the spec is silent
+//
+//   - One process per command (the agent calls the command line), so state
+//     lives on disk: StateFile holds base URL, game, card, guid, the
+//     step_index counter, the latest state and available actions, and the
+//     cookies (name and value, restored for every path). The API key is
+//     never stored; it comes from ARC_API_KEY each time.
+//   - step_index counts every command the client recorded, RESETs included,
+//     from 1 for the first RESET.
+//   - Locking: every start, move and stop holds an exclusive flock on
+//     LockFile (an O_EXCL file where flock does not exist) for its whole
+//     duration; a second command waits up to Options.LockWait, then fails
+//     with ErrBusy. The plan executor holds the lock for a whole plan.
+//   - Commands the server is sure to refuse are not sent (they would still
+//     count against the rate limit): actions in GAME_OVER (ErrGameOver) or
+//     after a win (ErrGameWon), and actions outside the last
+//     available_actions (ErrNotAvailable). The server's own 400 for an action
+//     in GAME_OVER matches ErrGameOver too.
+//   - Retries: only 429 is retried (Retry-After honoured, else 1 s doubling
+//     to 1 min, DefaultMaxRetries times). A network error or 5xx is returned
+//     as is: the action may have been played, and a blind retry could play
+//     it twice.
+//   - An empty session is required to start: one workspace, one game.
+//   - A key is required unless the server is on a loopback address (the
+//     local server accepts any key by default).
+//   - Full frames: after every RESET and every completed level the client
+//     asks the local server's extension (api.PathFullFrame) for the level's
+//     initial full frame and writes initial_full_frames/level_N.txt; the real
+//     server has no such endpoint, so nothing is written there.
+//   - If the server answered but recording failed, the error says that the
+//     session now lags the game; the state file is already updated.
+package client

@@ -1,0 +1,390 @@
+// Package planexec owns the plan executor (spec arc.md "Plan executor";
+// seed 003 plan_executor.py): the only path by which a plan reaches the real
+// game. For every action it predicts first — the world model's status, and
+// its rendered frame when RUNNING — and only then sends the action through
+// the game client; it re-reads the recorded step, compares status then
+// frame, and halts at the first mismatch with the verifier's artifacts. An
+// action the model could not predict is never sent.
+//
+// It must not record the session or speak HTTP (evident/arc/client does),
+// run model code itself (evident/arc/worldmodel, behind worldmodel.Model),
+// or draw frames (evident/arc/frame writes the artifacts).
+//
+// # Report lines
+//
+//	running ACTION1
+//	running ACTION6 x=15 y=47
+//	level 2 completed after ACTION4; 3 remaining actions not sent
+//	game won after ACTION4
+//	GAME_OVER after ACTION2, as predicted; 1 remaining action not sent
+//	sequence executed without mismatch
+//
+// A frame mismatch prints the verifier's block with the step's context, then
+// the step's intermediate frames:
+//
+//	frame mismatch after ACTION1 (level 2, attempt 1, step 14): rendered frame mismatch.
+//	real ascii: <session>/level_02_attempt_01/step_0014_final.txt
+//	real png: …
+//	simulated ascii: <ws>/mismatch_frames/N/simulated_frame.txt (predicted frame as text)
+//	simulated png: … (predicted frame rendered)
+//	mismatch region png: … (localized mismatch neighborhoods)
+//	mismatch as magneta png: … (full frame with magenta mismatch pixels)
+//	intermediate frames (2, earlier frames of the step's animated response):
+//	<session>/level_02_attempt_01/step_0014_intermediate_01.txt
+//	<session>/level_02_attempt_01/step_0014_intermediate_02.txt
+//
+// A status mismatch: "status mismatch after ACTION1 (level 2, attempt 1,
+// step 14): predicted RUNNING, observed GAME_OVER." with the real ascii line
+// and the intermediate frames, no artifacts (as in the verifier).
+//
+// # Decisions where the spec and seed are silent
+//
+//   - RESET anywhere in the plan refuses the whole plan before anything is
+//     sent: a plan lives inside one attempt, and RESET is the controller's.
+//   - The current attempt is the recorder's (session.OpenRecorder: highest
+//     step_index). Its state is rebuilt as initial state + replay of its
+//     recorded actions; before sending anything the rebuilt state's frame
+//     must equal the attempt's latest frame. If it does not (or the replay
+//     ends early), the executor stops with the artifacts of that mismatch
+//     and sends nothing: predictions from a wrong state would waste real
+//     actions. Run the verifier to see which step is wrong.
+//   - The client's lock is held for the whole plan, so no other command
+//     can slip between a prediction and its check.
+//   - A correctly predicted GAME_OVER or level completion ends the run
+//     cleanly (no error); remaining actions are not sent.
+//   - The override warning is printed as the verifier prints it, once per
+//     level per run.
+package planexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"evident/arc/client"
+	"evident/arc/frame"
+	"evident/arc/session"
+	"evident/arc/worldmodel"
+)
+
+// MismatchDir is the folder, relative to the workspace, of the numbered
+// artifact folders (the verifier's).
+const MismatchDir = "mismatch_frames"
+
+// Kind classifies a Failure.
+type Kind int
+
+// Kinds of failure.
+const (
+	// Refused: the plan holds RESET (nothing was sent).
+	Refused Kind = iota + 1
+	// NotPlayable: there is no running attempt to act in (no game, GAME_OVER,
+	// won); nothing was sent.
+	NotPlayable
+	// ReplayMismatch: the rebuilt current state does not match the
+	// recorded attempt; nothing was sent.
+	ReplayMismatch
+	// ModelFailure: a world-model call failed; Err is its error. Actions
+	// before it were sent, this one was not.
+	ModelFailure
+	// StatusMismatch: the observed status differs from the predicted one.
+	StatusMismatch
+	// FrameMismatch: the observed frame differs from the predicted one.
+	FrameMismatch
+)
+
+// Failure is a failure whose report has been written to Options.Out.
+type Failure struct {
+	Kind Kind
+	// Report is the text written, without the final newline.
+	Report string
+	// Artifacts are the mismatch files, for FrameMismatch and for a
+	// ReplayMismatch of frames.
+	Artifacts *frame.MismatchArtifacts
+	// Err is the model's error, for ModelFailure.
+	Err error
+}
+
+// Error returns the report's first line.
+func (f *Failure) Error() string {
+	first, _, _ := strings.Cut(f.Report, "\n")
+	return first
+}
+
+// Unwrap returns Err.
+func (f *Failure) Unwrap() error { return f.Err }
+
+// Options configures Run.
+type Options struct {
+	// Out receives the report line by line; nil discards it.
+	Out io.Writer
+}
+
+// Result is what Run did.
+type Result struct {
+	// Sent is the number of actions sent to the game.
+	Sent int
+	// Final is the observed status of the last action sent: RUNNING when
+	// the whole plan ran; LEVEL_COMPLETED or GAME_OVER when it stopped
+	// early or ended on one.
+	Final session.Status
+	// Won is true when the last action won the game.
+	Won bool
+}
+
+type run struct {
+	m      worldmodel.Model
+	out    io.Writer
+	ws     string
+	warned map[int]bool
+}
+
+func (r *run) printf(format string, args ...any) { fmt.Fprintf(r.out, format, args...) }
+
+func (r *run) fail(f *Failure) *Failure {
+	r.printf("%s\n", f.Report)
+	return f
+}
+
+func (r *run) modelErr(where string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	detail := err.Error()
+	var ce *worldmodel.CallError
+	if errors.As(err, &ce) {
+		detail = ce.Detail()
+	}
+	return r.fail(&Failure{Kind: ModelFailure, Report: where + ": " + detail, Err: err})
+}
+
+// render is state_renderer then apply_render_overrides, with the
+// verifier's warning.
+func (r *run) render(ctx context.Context, s worldmodel.State, attempt, step int) (frame.Grid, error) {
+	base, err := r.m.Render(ctx, s)
+	if err != nil {
+		return frame.Grid{}, err
+	}
+	level := s.Level()
+	patched, err := r.m.Override(ctx, base, s, level, attempt, step)
+	if err != nil {
+		return frame.Grid{}, err
+	}
+	if !r.warned[level] && !frame.Equal(base, patched) {
+		r.warned[level] = true
+		r.printf("warning: level %d uses apply_render_overrides; treat this as temporary and as a clue to a missing puzzle mechanic\n", level)
+	}
+	return patched, nil
+}
+
+// orMissing is path, or the expected path marked missing.
+func orMissing(path, dir, name string) string {
+	if path != "" {
+		return path
+	}
+	return filepath.Join(dir, name) + " (missing)"
+}
+
+// mismatchBlock writes the artifacts and returns the verifier's lines.
+func (r *run) mismatchBlock(head string, real frame.Grid, realASCII, realPNG string, predicted frame.Grid) ([]string, *frame.MismatchArtifacts, error) {
+	art, err := frame.WriteMismatchArtifacts(filepath.Join(r.ws, MismatchDir), real, predicted)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []string{
+		head,
+		"real ascii: " + realASCII,
+		"real png: " + realPNG,
+		"simulated ascii: " + art.SimulatedASCII + " (predicted frame as text)",
+		"simulated png: " + art.SimulatedPNG + " (predicted frame rendered)",
+		"mismatch region png: " + art.Region + " (localized mismatch neighborhoods)",
+		"mismatch as magneta png: " + art.Magneta + " (full frame with magenta mismatch pixels)",
+	}, &art, nil
+}
+
+// intermediates lists a step's intermediate frames.
+func intermediates(st *session.Step) []string {
+	if len(st.IntermediatePaths) == 0 {
+		return nil
+	}
+	return append([]string{fmt.Sprintf("intermediate frames (%d, earlier frames of the step's animated response):", len(st.IntermediatePaths))},
+		st.IntermediatePaths...)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return "1 remaining action not sent"
+	}
+	return fmt.Sprintf("%d remaining actions not sent", n)
+}
+
+// Run executes plan in the game of c's workspace with m predicting every
+// step, writing the report to opts.Out (see the package doc). It returns a
+// *Failure for everything it reported as one (RESET in the plan, no running
+// attempt, a replay mismatch, a model failure, a status or frame mismatch);
+// client errors (HTTP, lock, recording) are returned as they are, and the
+// actions sent before them stay sent.
+func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []session.Action, opts Options) (*Result, error) {
+	r := &run{m: m, out: opts.Out, ws: c.Workspace(), warned: map[int]bool{}}
+	if r.out == nil {
+		r.out = io.Discard
+	}
+	res := &Result{Final: session.Running}
+	for i, a := range plan {
+		if a.Name == "RESET" {
+			return res, r.fail(&Failure{Kind: Refused, Report: fmt.Sprintf(
+				"RESET refused (action %d of the plan): a plan runs inside one attempt; send RESET with the game client, then plan again. Nothing was sent.", i+1)})
+		}
+	}
+	if len(plan) == 0 {
+		return res, errors.New("planexec: empty plan")
+	}
+	h, err := c.Lock(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer h.Unlock()
+	st, err := c.ReadState()
+	if err != nil {
+		return res, r.fail(&Failure{Kind: NotPlayable, Report: err.Error()})
+	}
+	switch {
+	case st.Stopped:
+		return res, r.fail(&Failure{Kind: NotPlayable, Report: "the game was stopped; nothing was sent."})
+	case st.State == session.StateGameOver:
+		return res, r.fail(&Failure{Kind: NotPlayable, Report: "the game is in state GAME_OVER; send RESET with the game client first. Nothing was sent."})
+	case st.State == session.StateWin:
+		return res, r.fail(&Failure{Kind: NotPlayable, Report: "the game is won; nothing was sent."})
+	}
+	s, pos, err := r.current(ctx, c)
+	if err != nil {
+		return res, err
+	}
+	step := pos.Step
+	for i, a := range plan {
+		next, predicted, err := m.Step(ctx, s, a)
+		if err != nil {
+			return res, r.modelErr(fmt.Sprintf("predicting %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
+		}
+		var want frame.Grid
+		if predicted == session.Running {
+			if want, err = r.render(ctx, next, pos.Attempt, step+1); err != nil {
+				return res, r.modelErr(fmt.Sprintf("rendering the prediction of %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
+			}
+		}
+		r.printf("running %s\n", a)
+		mv, err := h.Move(ctx, a, nil)
+		if err != nil {
+			return res, err
+		}
+		res.Sent++
+		step++
+		att, err := session.ReadAttempt(mv.Recorded.Dir)
+		if err != nil {
+			return res, err
+		}
+		if len(att.Steps) < mv.Recorded.Step {
+			return res, fmt.Errorf("planexec: step %d of %s is not recorded", mv.Recorded.Step, mv.Recorded.Dir)
+		}
+		got := &att.Steps[mv.Recorded.Step-1]
+		where := fmt.Sprintf("after %s (level %d, attempt %d, step %d)", a, att.Level, att.Index, got.Index)
+		res.Final = got.Observed
+		if got.Observed != predicted {
+			lines := []string{fmt.Sprintf("status mismatch %s: predicted %s, observed %s.", where, predicted, got.Observed),
+				"real ascii: " + orMissing(got.FinalPath, att.Dir, session.StepFinalFile(got.Index))}
+			return res, r.fail(&Failure{Kind: StatusMismatch, Report: strings.Join(append(lines, intermediates(got)...), "\n")})
+		}
+		if predicted == session.Running && !frame.Equal(want, got.Final) {
+			lines, art, err := r.mismatchBlock("frame mismatch "+where+": rendered frame mismatch.",
+				got.Final, got.FinalPath, orMissing(got.FinalPNGPath, att.Dir, session.StepFinalPNGFile(got.Index)), want)
+			if err != nil {
+				return res, err
+			}
+			return res, r.fail(&Failure{Kind: FrameMismatch, Report: strings.Join(append(lines, intermediates(got)...), "\n"), Artifacts: art})
+		}
+		s = next
+		left := len(plan) - i - 1
+		switch predicted {
+		case session.LevelCompleted:
+			if mv.State.State == session.StateWin {
+				res.Won = true
+				r.printf("game won after %s", a)
+			} else {
+				r.printf("level %d completed after %s", att.Level, a)
+			}
+			if left > 0 {
+				r.printf("; %s", plural(left))
+			}
+			r.printf("\n")
+		case session.GameOver:
+			r.printf("GAME_OVER after %s, as predicted", a)
+			if left > 0 {
+				r.printf("; %s", plural(left))
+			}
+			r.printf("\n")
+		}
+		if predicted != session.Running {
+			break
+		}
+	}
+	r.printf("sequence executed without mismatch\n")
+	return res, nil
+}
+
+// current rebuilds the state of the current attempt by replay and checks
+// it against the attempt's latest frame.
+func (r *run) current(ctx context.Context, c *client.Client) (worldmodel.State, session.Position, error) {
+	rec, err := session.OpenRecorder(c.SessionRoot())
+	if err != nil {
+		return nil, session.Position{}, err
+	}
+	pos := rec.Position()
+	if pos.Dir == "" {
+		return nil, pos, r.fail(&Failure{Kind: NotPlayable, Report: "no attempt recorded yet; start the game first. Nothing was sent."})
+	}
+	att, err := session.ReadAttempt(pos.Dir)
+	if err != nil {
+		return nil, pos, err
+	}
+	if att.Status != session.Running {
+		return nil, pos, r.fail(&Failure{Kind: NotPlayable, Report: fmt.Sprintf(
+			"level %d attempt %d ended with %s; send RESET with the game client first. Nothing was sent.", att.Level, att.Index, att.Status)})
+	}
+	where := fmt.Sprintf("level %d, attempt %d", att.Level, att.Index)
+	s, err := r.m.Reconstruct(ctx, att.Level, att.InitialFrame)
+	if err != nil {
+		return nil, pos, r.modelErr("rebuilding the current state: "+where+", initial state", err)
+	}
+	for _, st := range att.Steps {
+		var status session.Status
+		if s, status, err = r.m.Step(ctx, s, st.Action); err != nil {
+			return nil, pos, r.modelErr(fmt.Sprintf("rebuilding the current state: %s, step %d", where, st.Index), err)
+		}
+		if status != session.Running {
+			return nil, pos, r.fail(&Failure{Kind: ReplayMismatch, Report: fmt.Sprintf(
+				"rebuilding the current state: %s, step %d: predicted status %s, observed RUNNING. Nothing was sent; run the verifier.", where, st.Index, status)})
+		}
+	}
+	step := len(att.Steps)
+	real, realASCII, realPNG := att.InitialFrame, att.InitialFramePath, orMissing(att.InitialPNGPath, att.Dir, session.InitialPNGFile)
+	if step > 0 {
+		last := &att.Steps[step-1]
+		real, realASCII, realPNG = last.Final, last.FinalPath, orMissing(last.FinalPNGPath, att.Dir, session.StepFinalPNGFile(step))
+	}
+	got, err := r.render(ctx, s, att.Index, step)
+	if err != nil {
+		return nil, pos, r.modelErr("rebuilding the current state: "+where+", rendering", err)
+	}
+	if !frame.Equal(got, real) {
+		lines, art, err := r.mismatchBlock(fmt.Sprintf("rebuilding the current state: %s, step %d: rendered frame mismatch. Nothing was sent; run the verifier.", where, step),
+			real, realASCII, realPNG, got)
+		if err != nil {
+			return nil, pos, err
+		}
+		return nil, pos, r.fail(&Failure{Kind: ReplayMismatch, Report: strings.Join(lines, "\n"), Artifacts: art})
+	}
+	return s, pos, nil
+}
