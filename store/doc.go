@@ -18,6 +18,9 @@
 //   - rejected rows of a run (RunWriter.Reject, Rejects);
 //   - gold labels (PutGold, Gold) and review decisions with who and when,
 //     undoable and exportable (Decide, Undo, Decisions, ExportDecisions).
+//   - a content-addressed cache of model answers (CacheGet, CachePut;
+//     migration 0002), so a re-run with the same prompt and inputs sends
+//     nothing; the caller computes the key and encodes the answer.
 //
 // It must not judge (persona does), parse input files (persona/ingest does),
 // run pipelines (persona/batch does), serve HTTP or decide what a review

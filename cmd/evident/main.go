@@ -47,8 +47,7 @@ func app() *cli.Command {
 			checkCommand(),
 			arcCommand(),
 			crystalCommand(),
-		}, webCommands()...), // TEMP-LOCAL
-
+		}, webCommands()...),
 	}
 }
 
@@ -114,11 +113,14 @@ func judgeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "judge",
 		Usage: "judge every reply turn against its character card (JSONL records, input order)",
-		Flags: append(tableFlags(),
+		Description: "Rules decide every verdict. With --summarizer a model may rewrite each record's one-line summary\n" +
+			"(and propose the evidence it quotes); code checks the answer (persona/summarize) and keeps the rules'\n" +
+			"sentence and evidence when it fails. API keys come only from environment variables.",
+		Flags: append(append(tableFlags(),
 			&cli.StringFlag{Name: "out", Usage: "write records here instead of stdout"},
 			&cli.StringFlag{Name: "rejects", Usage: "write rejected rows here as JSONL {file, line, turn_id, reason} (default: stderr)"},
 			&cli.IntFlag{Name: "workers", Usage: "parallel decoders/judges (0 = all cores)"},
-		),
+		), summaryFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			turns, cards, lexicon, err := tables(cmd)
 			if err != nil {
@@ -151,15 +153,29 @@ func judgeCommand() *cli.Command {
 			for _, r := range tableRejects {
 				rejects(r)
 			}
-			tally, err := batch.Judge(ctx, turns, batch.Config{Judge: j, Out: bw, Reject: rejects, Workers: int(cmd.Int("workers"))})
+			sum, err := setupSummary(ctx, cmd, j, cards)
+			if err != nil {
+				return err
+			}
+			defer sum.finish()
+			cfg := batch.Config{Judge: j, Out: bw, Reject: rejects, Workers: int(cmd.Int("workers"))}
+			sum.configure(&cfg)
+			tally, err := batch.Judge(ctx, turns, cfg)
 			if err != nil {
 				return err
 			}
 			if err := bw.Flush(); err != nil {
 				return err
 			}
+			if err := sum.finish(); err != nil {
+				return err
+			}
 			tally.Rejected += len(tableRejects)
+			sum.report()
 			fmt.Fprintln(cmd.Root().ErrWriter, tally)
+			if sum.s != nil {
+				fmt.Fprintln(cmd.Root().ErrWriter, sum.s.Tally())
+			}
 			return nil
 		},
 	}

@@ -7,6 +7,8 @@
 // It owns the pipeline, the rejects policy (malformed row, missing required
 // column, unknown character_id, duplicate turn_id) and the run tally. It must
 // not decide verdicts (persona does) or parse cells (persona/ingest does).
+// It runs an optional summary hook (Config.Summarize, e.g.
+// persona/summarize) inside its workers but decides no summary itself.
 //
 // # Why two passes
 //
@@ -30,7 +32,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -166,7 +170,60 @@ type Config struct {
 	// Record, when set, also receives each judged record with its turn, in
 	// input order, from a single goroutine (for a store). An error stops the run.
 	Record func(rec *persona.Record, t *persona.Turn) error
+
+	// Summarize, when set, may replace a judged record's summary and
+	// evidence (a model's rewrite that code checked; see persona/summarize)
+	// and says which summary was used. It is called inside the workers,
+	// after the rules and before the record is written, with the turn's
+	// check context (cx.Turn, cx.Pos, cx.History; cx.TurnByID knows the
+	// recall source turn as the session index holds it: turn_id,
+	// session_id, character_id and reply_text). It must not change any
+	// other field of rec: the verdict and rule fields belong to the rules.
+	// batch holds it to that: a hook that changes another field, or changes
+	// the text but reports SummaryRule, gets the rules' record back
+	// (RejectedBy "summarizer changed a rule field" in the first case).
+	// The records of one chunk are summarized concurrently, up to
+	// SummarizeConcurrency at a time per worker, so that slow model calls
+	// overlap even on few cores; output order is still input order.
+	Summarize func(ctx context.Context, rec *persona.Record, cx persona.Context) Summary
+	// SummarizeConcurrency bounds the Summarize calls in flight per worker
+	// (0: 8). The model client's own limit bounds the run as a whole.
+	SummarizeConcurrency int
+	// Summarized, when set, receives each judged record with its turn and
+	// its Summary, in input order, from a single goroutine (for a sidecar
+	// log or a store's WithSummary), after Record. Without Summarize every
+	// Summary is {Source: SummaryRule}. An error stops the run.
+	Summarized func(rec *persona.Record, t *persona.Turn, s Summary) error
+	// Counted, when set, is called once after the first pass with the
+	// number of turns the second pass will judge (e.g. a progress bar's
+	// total).
+	Counted func(turns int)
 }
+
+// Summary says which summary a record carries and why a model's rewrite was
+// not used (Config.Summarize; the sidecar of spec persona.md "Evidence,
+// summary, hedge").
+type Summary struct {
+	// Source is SummaryRule (the rules' default sentence and evidence) or
+	// SummaryModel (a model's rewrite that passed the checks).
+	Source string `json:"summary_source"`
+	// RejectedBy names what threw a model's rewrite away ("check 8",
+	// "proper noun", "discarded: verdict differs", "failed: timeout", …);
+	// "" when a model's summary was used or none was asked for.
+	RejectedBy string `json:"rejected_by,omitempty"`
+	// Detail says more about RejectedBy for people (the failing check's
+	// reason, the field that differs, the call's error); "" when none.
+	Detail string `json:"detail,omitempty"`
+	// Cached reports that the model's answer came from the cache, not a
+	// call.
+	Cached bool `json:"cached"`
+}
+
+// The two values of Summary.Source.
+const (
+	SummaryRule  = "rule"
+	SummaryModel = "model"
+)
 
 // chunkSize rows travel together between pipeline stages.
 const chunkSize = 512
@@ -180,13 +237,13 @@ type chunk struct {
 	turns   []*persona.Turn // pass 1
 	out     bytes.Buffer    // pass 2: encoded records
 	rejects []Reject        // pass 2
-	recs    []judged        // pass 2, only when Config.Record is set
+	recs    []judged        // pass 2, only when Config.Record or Summarized is set
 	tally   map[persona.Verdict]int
 }
 
 // pipeline reads in, hands chunks to workers running work, and calls sink on
 // finished chunks in input order. It stops at the first error.
-func pipeline(ctx context.Context, in Input, workers int, work func(*chunk), sink func(*chunk) error) error {
+func pipeline(ctx context.Context, in Input, workers int, work func(context.Context, *chunk), sink func(*chunk) error) error {
 	rc, err := in.Open()
 	if err != nil {
 		return err
@@ -246,7 +303,7 @@ func pipeline(ctx context.Context, in Input, workers int, work func(*chunk), sin
 		go func() {
 			defer wg.Done()
 			for c := range todo {
-				work(c)
+				work(ctx, c)
 				close(c.done)
 			}
 		}()
@@ -270,10 +327,12 @@ func pipeline(ctx context.Context, in Input, workers int, work func(*chunk), sin
 	return ctx.Err()
 }
 
-// judged is a record with its turn, for Config.Record.
+// judged is a record with its turn (and summary outcome), for Config.Record
+// and Config.Summarized.
 type judged struct {
 	rec  persona.Record
 	turn persona.Turn
+	sum  Summary
 }
 
 // first is where an accepted turn id first occurred.
@@ -295,7 +354,7 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 	seen := map[string]first{}
 	var accepted []bool
 	sessions := persona.NewSessionsFor(j.RecallEntities())
-	err := pipeline(ctx, turns, workers, func(c *chunk) {
+	err := pipeline(ctx, turns, workers, func(_ context.Context, c *chunk) {
 		c.turns = make([]*persona.Turn, len(c.raws))
 		for i, raw := range c.raws {
 			if t, err := decodeRaw(raw, ingest.DecodeTurn); err == nil {
@@ -330,50 +389,129 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 
 	// Pass 2: judge in input order.
 	tally := Tally{ByVerdict: map[persona.Verdict]int{}}
-	err = pipeline(ctx, turns, workers, func(c *chunk) {
+	// judgeRow decodes and judges row i of c; rej is set when the row is
+	// rejected.
+	judgeRow := func(c *chunk, i int) (t persona.Turn, rec persona.Record, rej *Reject) {
+		raw := c.raws[i]
+		pos := c.first + i
+		ok := pos < len(accepted) && accepted[pos]
+		decode := ingest.DecodeTurn
+		if ok {
+			decode = ingest.DecodeTurnChecked // pass 1 checked these very bytes
+		}
+		t, err := decodeRaw(raw, decode)
+		if err != nil {
+			return t, rec, &Reject{File: turns.Name, Line: raw.Line, TurnID: rawTurnID(raw), Reason: err.Error()}
+		}
+		if f, dup := seen[t.TurnID]; !ok && dup && int(f.pos) != pos {
+			return t, rec, &Reject{File: turns.Name, Line: raw.Line, TurnID: idOf(&t),
+				Reason: fmt.Sprintf("duplicate turn_id %q (first at line %d)", t.TurnID, f.line)}
+		}
+		rec, err = j.Judge(&t, pos, sessions)
+		if err != nil {
+			return t, rec, &Reject{File: turns.Name, Line: raw.Line, TurnID: idOf(&t), Reason: err.Error()}
+		}
+		return t, rec, nil
+	}
+	keep := cfg.Record != nil || cfg.Summarized != nil
+	if cfg.Counted != nil {
+		n := 0
+		for _, a := range accepted {
+			if a {
+				n++
+			}
+		}
+		cfg.Counted(n)
+	}
+	err = pipeline(ctx, turns, workers, func(ctx context.Context, c *chunk) {
 		c.tally = map[persona.Verdict]int{}
 		var enc *gojson.Encoder // goccy/go-json: same bytes as encoding/json here, less CPU (TestRecordBytes)
 		if cfg.Out != nil {
 			enc = gojson.NewEncoder(&c.out)
 			enc.SetEscapeHTML(false)
 		}
-		for i, raw := range c.raws {
-			pos := c.first + i
-			ok := pos < len(accepted) && accepted[pos]
-			decode := ingest.DecodeTurn
-			if ok {
-				decode = ingest.DecodeTurnChecked // pass 1 checked these very bytes
+		if cfg.Summarize == nil {
+			for i := range c.raws {
+				t, rec, rej := judgeRow(c, i)
+				if rej != nil {
+					c.rejects = append(c.rejects, *rej)
+					continue
+				}
+				if enc != nil {
+					if err := enc.Encode(&rec); err != nil {
+						c.rejects = append(c.rejects, Reject{File: turns.Name, Line: c.raws[i].Line, TurnID: idOf(&t), Reason: "encode: " + err.Error()})
+						continue
+					}
+				}
+				c.tally[rec.Verdict]++
+				if keep {
+					c.recs = append(c.recs, judged{rec: rec, turn: t, sum: Summary{Source: SummaryRule}})
+				}
 			}
-			t, err := decodeRaw(raw, decode)
-			if err != nil {
-				c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: rawTurnID(raw), Reason: err.Error()})
+			return
+		}
+		// With a summarizer: judge the whole chunk, summarize its records
+		// concurrently, then write rows in input order.
+		type row struct {
+			rej *Reject
+			jd  judged
+		}
+		rows := make([]row, len(c.raws))
+		for i := range c.raws {
+			t, rec, rej := judgeRow(c, i)
+			rows[i] = row{rej: rej, jd: judged{rec: rec, turn: t}}
+		}
+		limit := cfg.SummarizeConcurrency
+		if limit <= 0 {
+			limit = 8
+		}
+		sem := make(chan struct{}, limit)
+		var wg sync.WaitGroup
+		for i := range rows {
+			if rows[i].rej != nil {
 				continue
 			}
-			if f, dup := seen[t.TurnID]; !ok && dup && int(f.pos) != pos {
-				c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: &t.TurnID,
-					Reason: fmt.Sprintf("duplicate turn_id %q (first at line %d)", t.TurnID, f.line)})
+			sem <- struct{}{}
+			wg.Add(1)
+			go func(jd *judged, pos int) {
+				defer func() { <-sem; wg.Done() }()
+				rule := jd.rec
+				rule.Evidence = slices.Clone(rule.Evidence)
+				cx := persona.Context{Turn: &jd.turn, Pos: pos, History: sessions, TurnByID: sourceLookup(&jd.rec, &jd.turn, pos, sessions)}
+				jd.sum = cfg.Summarize(ctx, &jd.rec, cx)
+				jd.rec = guardSummary(rule, jd.rec, &jd.sum)
+			}(&rows[i].jd, c.first+i)
+		}
+		wg.Wait()
+		for i := range rows {
+			if rows[i].rej != nil {
+				c.rejects = append(c.rejects, *rows[i].rej)
 				continue
 			}
-			rec, err := j.Judge(&t, pos, sessions)
-			if err != nil {
-				c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: &t.TurnID, Reason: err.Error()})
-				continue
-			}
+			jd := &rows[i].jd
 			if enc != nil {
-				if err := enc.Encode(&rec); err != nil {
-					c.rejects = append(c.rejects, Reject{File: turns.Name, Line: raw.Line, TurnID: &t.TurnID, Reason: "encode: " + err.Error()})
+				if err := enc.Encode(&jd.rec); err != nil {
+					c.rejects = append(c.rejects, Reject{File: turns.Name, Line: c.raws[i].Line, TurnID: &jd.turn.TurnID, Reason: "encode: " + err.Error()})
 					continue
 				}
 			}
-			c.tally[rec.Verdict]++
-			if cfg.Record != nil {
-				c.recs = append(c.recs, judged{rec, t})
+			c.tally[jd.rec.Verdict]++
+			if keep {
+				c.recs = append(c.recs, *jd)
 			}
 		}
 	}, func(c *chunk) error {
 		for i := range c.recs {
-			if err := cfg.Record(&c.recs[i].rec, &c.recs[i].turn); err != nil {
-				return fmt.Errorf("record %s: %w", c.recs[i].turn.TurnID, err)
+			jd := &c.recs[i]
+			if cfg.Record != nil {
+				if err := cfg.Record(&jd.rec, &jd.turn); err != nil {
+					return fmt.Errorf("record %s: %w", jd.turn.TurnID, err)
+				}
+			}
+			if cfg.Summarized != nil {
+				if err := cfg.Summarized(&jd.rec, &jd.turn, jd.sum); err != nil {
+					return fmt.Errorf("record %s: %w", jd.turn.TurnID, err)
+				}
 			}
 		}
 		if _, err := c.out.WriteTo(outOrDiscard(cfg.Out)); err != nil {
@@ -392,6 +530,53 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 		return nil
 	})
 	return tally, err
+}
+
+// guardSummary holds a Summarize hook to its contract: got may differ from
+// the rules' record rule only in summary and evidence, and only when the
+// outcome says SummaryModel. A hook that changed another field gets the
+// rules' record back with RejectedBy "summarizer changed a rule field"; one
+// that changed the text but reports the rules' summary gets the rules' text.
+func guardSummary(rule, got persona.Record, s *Summary) persona.Record {
+	if s.Source != SummaryModel {
+		s.Source = SummaryRule
+		return rule
+	}
+	chk := got
+	chk.Summary, chk.Evidence = rule.Summary, rule.Evidence
+	if !reflect.DeepEqual(chk, rule) {
+		*s = Summary{Source: SummaryRule, RejectedBy: "summarizer changed a rule field"}
+		return rule
+	}
+	return got
+}
+
+// idOf returns a pointer to a copy of t's turn_id, for a Reject (so that t
+// itself need not live on the heap).
+func idOf(t *persona.Turn) *string {
+	id := t.TurnID
+	return &id
+}
+
+// sourceLookup returns a TurnByID for the checks of rec that knows the recall
+// source turn rec cites, as the session index keeps it (turn_id and
+// reply_text; session_id and character_id are t's, as for every earlier turn
+// of the session). nil when rec cites none.
+func sourceLookup(rec *persona.Record, t *persona.Turn, pos int, h persona.History) func(string) (*persona.Turn, bool) {
+	if rec.RecallTarget == nil || rec.RecallSourceTurn == nil {
+		return nil
+	}
+	m, ok := h.Earliest(t, pos, *rec.RecallTarget)
+	if !ok || m.TurnID != *rec.RecallSourceTurn {
+		return nil
+	}
+	src := &persona.Turn{TurnID: m.TurnID, SessionID: t.SessionID, CharacterID: t.CharacterID, ReplyText: m.ReplyText}
+	return func(id string) (*persona.Turn, bool) {
+		if id == src.TurnID {
+			return src, true
+		}
+		return nil, false
+	}
 }
 
 // rawTurnID digs the turn_id out of a row that failed to decode, so the
