@@ -2,34 +2,56 @@ package main
 
 // The crystal subcommands: the CRYSTAL reasoning-step scorer (spec crystal.md).
 //
-//	evident crystal score (--demo | --refs FILE --preds FILE...) [--profile seed|paper]
+//	evident crystal score (--demo [--preds FILE...] | --refs FILE --preds FILE...) [--profile seed|paper]
 //	    [--embedder lexical|onnx [--model-dir DIR] [--onnx-lib FILE] [--batch-size N]]
 //	    [--threshold X] [--order lis|kendall] [--json] [--items FILE]
+//	evident crystal run (--demo | --data FILE) --model NAME [--base-url URL] [--api-key-env NAME]
+//	    [--out FILE] [--concurrency N] [--rps X] [--timeout D] [--retries N] [--no-progress]
 //
-// The table (or its JSON with --json) goes to stdout, per-item evidence to
-// --items as JSON Lines; progress of the onnx embedder goes to stderr. Bad
-// flags or unreadable inputs exit with status 2 (main's default for errors).
+// score: the table (or its JSON with --json) goes to stdout, per-item
+// evidence to --items as JSON Lines; progress of the onnx embedder goes to
+// stderr. --demo scores the embedded sample's references against its three
+// fictional models, or against --preds (e.g. what `crystal run --demo` wrote).
+//
+// run (issue 5 item 4, package evident/crystal/run): asks an OpenAI-compatible
+// vision-language model each item and writes its raw replies as JSON Lines
+// {id, model, reply, …} to --out (resumed: ids the model already answered
+// there are skipped, new lines appended) or stdout, ready for
+// `crystal score --preds`. The progress bar (when stderr is a terminal),
+// failed items and the final tally go to stderr. Items that failed exit
+// with status 1 once all others are done; bad flags or unreadable inputs
+// exit with status 2 (main's default for errors).
 
 import (
 	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v3"
+	"golang.org/x/term"
 
 	"evident/crystal"
 	"evident/crystal/demo"
 	"evident/crystal/embed"
 	"evident/crystal/report"
+	"evident/crystal/run"
+	"evident/llm"
 )
 
 func crystalCommand() *cli.Command {
 	return &cli.Command{
 		Name:     "crystal",
 		Usage:    "CRYSTAL reasoning-step scorer: answers and steps of vision-language models against reference steps",
-		Commands: []*cli.Command{crystalScoreCommand()},
+		Commands: []*cli.Command{crystalScoreCommand(), crystalRunCommand()},
 	}
 }
 
@@ -40,7 +62,7 @@ func crystalScoreCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "refs", Usage: "references: JSON keyed by item id {id: {reference_steps, answer, question, options}}, a JSON array or JSON Lines"},
 			&cli.StringSliceFlag{Name: "preds", Usage: "predictions, JSON Lines {id, model, reasoning_steps, answer} or raw replies {id, model, reply}; repeatable"},
-			&cli.BoolFlag{Name: "demo", Usage: "score the embedded sample set (15 items, three fictional models) instead of --refs/--preds"},
+			&cli.BoolFlag{Name: "demo", Usage: "score the embedded sample set (15 items) instead of --refs: its three fictional models, or --preds when given"},
 			&cli.StringFlag{Name: "profile", Value: string(crystal.ProfileSeed), Usage: "rule set: seed (seed 002, clean judge) or paper (reference package, quirks included)"},
 			&cli.StringFlag{Name: "embedder", Value: "lexical", Usage: "step similarity: lexical (word overlap, no model) or onnx (sentence-transformer in --model-dir; needs a build with -tags onnx)"},
 			&cli.StringFlag{Name: "model-dir", Usage: "onnx: directory with model.onnx (or onnx/model.onnx) and tokenizer.json, e.g. an export of all-distilroberta-v1"},
@@ -87,16 +109,20 @@ func crystalScoreCommand() *cli.Command {
 	}
 }
 
-// crystalInputs resolves --demo or --refs/--preds.
+// crystalInputs resolves --demo [--preds] or --refs/--preds.
 func crystalInputs(cmd *cli.Command) ([]crystal.Item, []report.Run, error) {
 	refs, preds := cmd.String("refs"), cmd.StringSlice("preds")
 	if cmd.Bool("demo") {
-		if refs != "" || len(preds) > 0 {
-			return nil, nil, errors.New("--demo cannot be combined with --refs or --preds")
+		if refs != "" {
+			return nil, nil, errors.New("--demo cannot be combined with --refs")
 		}
 		items, err := demo.Items()
 		if err != nil {
 			return nil, nil, err
+		}
+		if len(preds) > 0 {
+			runs, err := report.ReadPredictionFiles(preds...)
+			return items, runs, err
 		}
 		runs, err := demo.Predictions()
 		return items, runs, err
@@ -164,4 +190,165 @@ func writeFile(path string, write func(*bufio.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+func crystalRunCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "ask an OpenAI-compatible vision-language model every item and write its raw replies as predictions for score --preds",
+		Description: "Each item is sent as the benchmark's authors did (spec crystal.md \"Prompt and parsing\"): the seed's system\n" +
+			"prompt, temperature 0.1, one user message with the image as a data URI and the question with its options as\n" +
+			"\"A) …\" lines. A server that refuses the image as too large (413, or a 4xx naming the image and a size) gets\n" +
+			"one more try with the image downscaled to at most 1024 px on its longer side. 429, 408, 5xx, timeouts and\n" +
+			"connection errors are retried with backoff (Retry-After honoured). Replies are written unparsed; score\n" +
+			"repairs or flags them. With --out the run resumes: ids this model already answered there are skipped and new\n" +
+			"lines are appended, so rerunning after a failure or an interrupt asks only for what is missing.\n" +
+			"The API key comes only from the environment (OPENAI_API_KEY or --api-key-env); a local --base-url needs none.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "data", Usage: "items: the formats score --refs reads (JSON keyed by id, JSON array or JSON Lines), each with an \"image\": a path relative to the data file, a data URI or an http(s) URL"},
+			&cli.BoolFlag{Name: "demo", Usage: "ask the embedded sample set (15 items, 11 images) instead of --data"},
+			&cli.StringFlag{Name: "model", Usage: "model name, sent to the server and written in every line (required)"},
+			&cli.StringFlag{Name: "base-url", Usage: "OpenAI-compatible API base URL, up to and including /v1 (vLLM, Ollama, llama.cpp); default OpenAI's"},
+			&cli.StringFlag{Name: "api-key-env", Usage: "environment variable holding the API key (default OPENAI_API_KEY)"},
+			&cli.StringFlag{Name: "out", Usage: "predictions file (JSON Lines), resumed and appended to; default stdout (no resume)"},
+			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "items in flight at once"},
+			&cli.Float64Flag{Name: "rps", Usage: "most requests started per second, retries of a too-large image included (0 = no limit)"},
+			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "limit for each try of a model call"},
+			&cli.IntFlag{Name: "retries", Value: 3, Usage: "retries after a 429, 408, 5xx, timeout or connection error (0 = none)"},
+			&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar on stderr"},
+		},
+		Action: crystalRunAction,
+	}
+}
+
+func crystalRunAction(ctx context.Context, cmd *cli.Command) error {
+	items, images, source, err := crystalRunInputs(cmd)
+	if err != nil {
+		return err
+	}
+	model := cmd.String("model")
+	if model == "" {
+		return errors.New("--model NAME is required")
+	}
+	concurrency := int(cmd.Int("concurrency"))
+	if concurrency < 1 {
+		return fmt.Errorf("--concurrency %d: want at least 1", concurrency)
+	}
+	if rps := cmd.Float64("rps"); !(rps >= 0) || math.IsInf(rps, 0) {
+		return fmt.Errorf("--rps %v: want a rate ≥ 0", rps)
+	}
+	client, err := llm.NewOpenAI(llm.Options{BaseURL: cmd.String("base-url"), Model: model,
+		APIKeyEnv: cmd.String("api-key-env"), Format: llm.FormatNone})
+	if err != nil {
+		return err
+	}
+	retries := int(cmd.Int("retries"))
+	if retries == 0 {
+		retries = -1 // llm.Policy: 0 means the default, negative none
+	}
+	robust := llm.Wrap(client, llm.Policy{Concurrency: concurrency, Timeout: cmd.Duration("timeout"), MaxRetries: retries})
+
+	stderr := cmd.Root().ErrWriter
+	var out io.Writer = cmd.Root().Writer
+	var skip map[string]bool
+	outPath := cmd.String("out")
+	if outPath != "" {
+		f, res, err := run.OpenPreds(outPath, model)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out, skip = f, res.Answered
+		if res.TornTail {
+			fmt.Fprintf(stderr, "crystal run: %s ended in a partial line (an interrupted write); cut it off\n", outPath)
+		}
+		if n := countIn(items, skip); n > 0 {
+			fmt.Fprintf(stderr, "crystal run: resuming %s: %d of %d items already answered by %s\n", outPath, n, len(items), model)
+		}
+	}
+
+	var bar *progressbar.ProgressBar
+	if f, ok := stderr.(*os.File); ok && !cmd.Bool("no-progress") && term.IsTerminal(int(f.Fd())) {
+		bar = progressbar.NewOptions(len(items)-countIn(items, skip),
+			progressbar.OptionSetWriter(f),
+			progressbar.OptionSetDescription("crystal run "+model),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("items"),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	var mu sync.Mutex // orders the failure lines and the bar
+	done := func(o run.Outcome) {
+		mu.Lock()
+		defer mu.Unlock()
+		if o.Err != nil {
+			if bar != nil {
+				_ = bar.Clear()
+			}
+			fmt.Fprintf(stderr, "crystal run: failed: %v\n", o.Err)
+		}
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	tally, err := run.Run(ctx, items, run.Config{Client: robust, Model: model, Images: images, Out: out, Skip: skip,
+		Concurrency: concurrency, RPS: cmd.Float64("rps"), Done: done})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	fmt.Fprintf(stderr, "crystal run: %s\ncrystal run: %s\n", tally, robust.Tally())
+	again := "run again"
+	if outPath != "" {
+		again = "run again with the same --out"
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted (%w); %s to ask only for what is missing", err, again)
+		}
+		return err
+	}
+	if outPath != "" && tally.Answered > 0 {
+		fmt.Fprintf(stderr, "crystal run: score with: evident crystal score %s --preds %s\n", source, outPath)
+	}
+	if tally.Failed > 0 {
+		return cli.Exit(fmt.Sprintf("%d of %d items failed; %s to retry them", tally.Failed, tally.Items, again), 1)
+	}
+	return nil
+}
+
+// crystalRunInputs resolves --demo or --data to the items, where their
+// images are read from, and the score flag naming the same references.
+func crystalRunInputs(cmd *cli.Command) ([]crystal.Item, run.ImageSource, string, error) {
+	data := cmd.String("data")
+	if cmd.Bool("demo") {
+		if data != "" {
+			return nil, nil, "", errors.New("--demo cannot be combined with --data")
+		}
+		items, err := demo.Items()
+		return items, run.FSImages(demo.Images()), "--demo", err
+	}
+	if data == "" {
+		return nil, nil, "", errors.New("give --data FILE (or --demo)")
+	}
+	items, err := report.ReadItemsFile(data)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return items, run.DirImages(filepath.Dir(data)), "--refs " + data, nil
+}
+
+// countIn counts the items whose id is in set.
+func countIn(items []crystal.Item, set map[string]bool) int {
+	n := 0
+	for _, it := range items {
+		if set[it.ID] {
+			n++
+		}
+	}
+	return n
 }

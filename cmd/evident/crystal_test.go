@@ -140,7 +140,7 @@ func TestCrystalScoreFiles(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"--demo with files is refused", []string{"score", "--demo", "--refs", refs}, "cannot be combined"},
+		{"--demo with a references file is refused", []string{"score", "--demo", "--refs", refs}, "cannot be combined"},
 		{"no input at all is refused", []string{"score"}, "--refs"},
 		{"an unknown profile is refused", []string{"score", "--demo", "--profile", "strict"}, "unknown profile"},
 		{"an unknown embedder is refused", []string{"score", "--demo", "--embedder", "bert"}, "want lexical or onnx"},

@@ -42,6 +42,8 @@ func app() *cli.Command {
 		Usage: "check what AI models produce against evidence",
 		// main turns errors into exit codes; the library must not exit.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		// Repeat a flag to give several files; a comma may be part of a path.
+		DisableSliceFlagSeparator: true,
 		Commands: append([]*cli.Command{
 			judgeCommand(),
 			checkCommand(),

@@ -335,9 +335,6 @@ type judged struct {
 	sum  Summary
 }
 
-// first is where an accepted turn id first occurred.
-type first struct{ pos, line int32 }
-
 // Judge judges every row of the chat_turn table turns and writes records to
 // cfg.Out and rejects to cfg.Reject, both in input order. The returned error
 // is fatal (I/O, a table that cannot be read at all, a failed write); row
@@ -351,7 +348,7 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 
 	// Pass 1: accepted turn ids, the session index, and per row whether it is
 	// an accepted turn (so pass 2 neither re-validates nor looks it up).
-	seen := map[string]first{}
+	seen := newIDSet()
 	var accepted []bool
 	sessions := persona.NewSessionsFor(j.RecallEntities())
 	err := pipeline(ctx, turns, workers, func(_ context.Context, c *chunk) {
@@ -370,14 +367,13 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 			if _, ok := j.Card(t.CharacterID); !ok {
 				continue
 			}
-			if _, dup := seen[t.TurnID]; dup {
-				continue
-			}
 			pos := c.first + i
 			if pos > math.MaxInt32 {
 				return fmt.Errorf("%s: more than %d rows", turns.Name, math.MaxInt32)
 			}
-			seen[strings.Clone(t.TurnID)] = first{pos: int32(pos), line: int32(c.raws[i].Line)} // do not keep the row's buffer
+			if !seen.add(t.TurnID, int32(pos), int32(c.raws[i].Line)) {
+				continue // a duplicate: pass 2 rejects it
+			}
 			sessions.Add(t, pos)
 			accepted[pos] = true
 		}
@@ -403,7 +399,7 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 		if err != nil {
 			return t, rec, &Reject{File: turns.Name, Line: raw.Line, TurnID: rawTurnID(raw), Reason: err.Error()}
 		}
-		if f, dup := seen[t.TurnID]; !ok && dup && int(f.pos) != pos {
+		if f, dup := seen.get(t.TurnID); !ok && dup && int(f.pos) != pos {
 			return t, rec, &Reject{File: turns.Name, Line: raw.Line, TurnID: idOf(&t),
 				Reason: fmt.Sprintf("duplicate turn_id %q (first at line %d)", t.TurnID, f.line)}
 		}
