@@ -49,6 +49,7 @@ func app() *cli.Command {
 			checkCommand(),
 			arcCommand(),
 			crystalCommand(),
+			cardCommand(),
 		}, webCommands()...),
 	}
 }
@@ -154,6 +155,13 @@ func judgeCommand() *cli.Command {
 			}
 			for _, r := range tableRejects {
 				rejects(r)
+			}
+			notes, err := batch.CardNotes(cards) // a card file's guessed fields, to confirm
+			if err != nil {
+				return err
+			}
+			for _, n := range notes {
+				fmt.Fprintln(cmd.Root().ErrWriter, n)
 			}
 			sum, err := setupSummary(ctx, cmd, j, cards)
 			if err != nil {

@@ -25,6 +25,7 @@
 package batch
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -41,6 +42,7 @@ import (
 	gojson "github.com/goccy/go-json"
 
 	"evident/persona"
+	"evident/persona/cardfile"
 	"evident/persona/ingest"
 	"evident/persona/speech"
 )
@@ -131,7 +133,24 @@ func decodeRaw[T any](raw ingest.Raw, decode func(ingest.Raw) (T, error)) (T, er
 
 // LoadCards reads the character_card table. A row that cannot be decoded, or
 // that repeats an accepted character_id, is a reject.
+//
+// The input may instead be one Character Card V2/V3 file (issue 3): a .png or
+// .charx (ingest.CardFile), or a .json whose first character is '{' (a card
+// object, where a table would be an array). Its card is read with
+// persona/cardfile; fields the card's data.extensions["evident/persona"] lacks
+// are prefilled as cardfile documents and used as they are (CardNotes lists
+// them for the creator to confirm). A file that is not a usable card is an
+// error naming it.
 func LoadCards(in Input) ([]persona.Card, []Reject, error) {
+	if f, ok, err := cardFile(in); err != nil {
+		return nil, nil, err
+	} else if ok {
+		c, _ := f.Card("")
+		if c.HonorificRule == "" || c.FirstPerson == "" {
+			return nil, []Reject{{File: in.Name, Reason: fmt.Sprintf("card %q: honorific_rule and first_person are neither in data.extensions[%q] nor guessable from its Korean texts; set them with evident card write", c.Name, cardfile.ExtensionKey)}}, nil
+		}
+		return []persona.Card{c}, nil, nil
+	}
 	cards, lines, rej, err := readAll(in, ingest.DecodeCard)
 	if err != nil {
 		return nil, nil, err
@@ -148,6 +167,57 @@ func LoadCards(in Input) ([]persona.Card, []Reject, error) {
 		out = append(out, c)
 	}
 	return out, rej, nil
+}
+
+// CardNotes returns one line per guessed field when in is a character card
+// file (see LoadCards), for the creator to confirm; nil for a table.
+func CardNotes(in Input) ([]string, error) {
+	f, ok, err := cardFile(in)
+	if err != nil || !ok {
+		return nil, err
+	}
+	_, g := f.Card("")
+	var notes []string
+	for _, x := range g.Guessed {
+		notes = append(notes, in.Name+": guessed "+x.String())
+	}
+	return notes, nil
+}
+
+// maxCardFile bounds how much of a character card file is read (PNG cards
+// carry an image; 64 MiB is far above real ones).
+const maxCardFile = 64 << 20
+
+// cardFile reads in as a character card file when it is one.
+func cardFile(in Input) (*cardfile.File, bool, error) {
+	if in.Format != ingest.CardFile && in.Format != ingest.JSONArray {
+		return nil, false, nil
+	}
+	rc, err := in.Open()
+	if err != nil {
+		return nil, false, err
+	}
+	defer rc.Close()
+	br := bufio.NewReader(io.LimitReader(rc, maxCardFile+1))
+	if in.Format == ingest.JSONArray {
+		b, _ := br.Peek(512)
+		b = bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF")), " \t\r\n")
+		if len(b) == 0 || b[0] != '{' {
+			return nil, false, nil
+		}
+	}
+	b, err := io.ReadAll(br)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", in.Name, err)
+	}
+	if len(b) > maxCardFile {
+		return nil, false, fmt.Errorf("%s: character card file larger than %d MiB", in.Name, maxCardFile>>20)
+	}
+	f, err := cardfile.Read(in.Name, b)
+	if err != nil {
+		return nil, false, err
+	}
+	return f, true, nil
 }
 
 // LoadLexicon reads the topic_lexicon table in row order; bad rows are rejects.

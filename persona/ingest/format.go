@@ -19,6 +19,12 @@ const (
 	JSONArray
 	// CSV is a header row naming the columns, then one record per row.
 	CSV
+	// CardFile is one Character Card V2/V3 file (.png with a "chara" or
+	// "ccv3" text chunk, or a .charx zip), not a table: Rows refuses it and
+	// persona/batch.LoadCards reads it with persona/cardfile. A V2/V3 card
+	// saved as .json arrives as JSONArray; LoadCards tells it by its first
+	// character ('{' instead of '[').
+	CardFile
 )
 
 // String returns "JSONL", "JSON array" or "CSV" (for messages).
@@ -30,13 +36,16 @@ func (f Format) String() string {
 		return "JSON array"
 	case CSV:
 		return "CSV"
+	case CardFile:
+		return "character card file"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
 
 // FormatOf chooses the format of a table file by its extension, ignoring
-// case: .jsonl and .ndjson give JSONL, .json gives JSONArray, .csv gives CSV.
-// Any other extension (or none) is an error that names the file.
+// case: .jsonl and .ndjson give JSONL, .json gives JSONArray, .csv gives CSV,
+// .png and .charx give CardFile. Any other extension (or none) is an error
+// that names the file.
 func FormatOf(path string) (Format, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jsonl", ".ndjson":
@@ -45,6 +54,8 @@ func FormatOf(path string) (Format, error) {
 		return JSONArray, nil
 	case ".csv":
 		return CSV, nil
+	case ".png", ".charx":
+		return CardFile, nil
 	}
-	return 0, fmt.Errorf("%s: unknown table format: want extension .jsonl, .ndjson, .json or .csv", path)
+	return 0, fmt.Errorf("%s: unknown table format: want extension .jsonl, .ndjson, .json or .csv (or .png/.charx for a character card)", path)
 }

@@ -113,6 +113,8 @@ func NewRows(r io.Reader, f Format) (*Rows, error) {
 		if err := rows.startCSV(br); err != nil {
 			return nil, err
 		}
+	case CardFile:
+		return nil, fmt.Errorf("ingest: a character card file is one card, not a table (read it with persona/batch.LoadCards or persona/cardfile)")
 	default:
 		return nil, fmt.Errorf("ingest: unknown table format %v", f)
 	}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"evident/persona"
+	"evident/persona/cardfile"
+)
+
+// cardCommand reads and writes Character Card V2/V3 files (JSON, PNG, CHARX):
+// the judge's fields live under data.extensions["evident/persona"].
+func cardCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "card",
+		Usage: "read or write the judge's fields in a Character Card V2/V3 file (.json, .png, .charx)",
+		Commands: []*cli.Command{
+			{
+				Name:      "read",
+				Usage:     "print the card as one character_card row (JSON); guessed fields are listed on stderr",
+				ArgsUsage: "FILE",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "id", Usage: "character_id to give the card (default: the extension's, else the name)"}},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					f, _, err := readCardArg(cmd)
+					if err != nil {
+						return err
+					}
+					c, g := f.Card(cmd.String("id"))
+					for _, x := range g.Guessed {
+						fmt.Fprintf(cmd.Root().ErrWriter, "guessed %s\n", x)
+					}
+					for _, x := range g.Empty {
+						fmt.Fprintf(cmd.Root().ErrWriter, "empty %s\n", x)
+					}
+					enc := json.NewEncoder(cmd.Root().Writer)
+					enc.SetEscapeHTML(false)
+					return enc.Encode(c)
+				},
+			},
+			{
+				Name:      "write",
+				Usage:     "write a character_card row (JSON object) into the card's extension; other keys are kept",
+				ArgsUsage: "FILE",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "card", Required: true, Usage: "a JSON file holding one character_card row"},
+					&cli.StringFlag{Name: "out", Required: true, Usage: "output file: .json (card JSON) or .png (FILE must be a PNG)"},
+				},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					f, orig, err := readCardArg(cmd)
+					if err != nil {
+						return err
+					}
+					b, err := os.ReadFile(cmd.String("card"))
+					if err != nil {
+						return err
+					}
+					var c persona.Card
+					if err := json.Unmarshal(b, &c); err != nil {
+						return fmt.Errorf("%s: %w", cmd.String("card"), err)
+					}
+					if err := f.SetPersona(c); err != nil {
+						return err
+					}
+					var out []byte
+					switch ext := strings.ToLower(filepath.Ext(cmd.String("out"))); ext {
+					case ".json":
+						out, err = f.JSON()
+					case ".png":
+						out, err = cardfile.PNG(orig, f)
+					default:
+						return fmt.Errorf("--out %s: want .json or .png", cmd.String("out"))
+					}
+					if err != nil {
+						return err
+					}
+					return os.WriteFile(cmd.String("out"), out, 0o644)
+				},
+			},
+		},
+	}
+}
+
+func readCardArg(cmd *cli.Command) (*cardfile.File, []byte, error) {
+	if cmd.Args().Len() != 1 {
+		return nil, nil, fmt.Errorf("want one card FILE")
+	}
+	path := cmd.Args().First()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := cardfile.Read(path, b)
+	return f, b, err
+}
