@@ -1,41 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/urfave/cli/v3"
 )
 
 // arc runs "evident arc ARGS" in-process (arcCommand alone, so the test does
-// not depend on main's command list) and returns stdout, stderr and the exit
-// code (0 without error, 2 for a plain error, as main does).
+// not depend on main's command list); see runSub.
 func arc(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	a := &cli.Command{
-		Name:           "evident",
-		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		Commands:       []*cli.Command{arcCommand()},
-		Writer:         &out,
-		ErrWriter:      &errOut,
-	}
-	err := a.Run(context.Background(), append([]string{"evident", "arc"}, args...))
-	code := 0
-	if err != nil {
-		code = 2
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
-			code = ec.ExitCode()
-		}
-		errOut.WriteString("evident: " + err.Error() + "\n")
-	}
-	return out.String(), errOut.String(), code
+	return runSub(t, arcCommand(), args...)
 }
 
 // fixture copies the dot-game fixture workspace to a temporary folder.

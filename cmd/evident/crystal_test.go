@@ -2,44 +2,21 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/urfave/cli/v3"
-
 	"evident/crystal/embed"
 	"evident/crystal/report"
 )
 
-// crystalRun runs "evident crystal ARGS" in-process (crystalCommand alone)
-// and returns stdout, stderr and the exit code (2 for a plain error, as main).
+// crystalRun runs "evident crystal ARGS" in-process (crystalCommand alone);
+// see runSub.
 func crystalRun(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	a := &cli.Command{
-		Name:           "evident",
-		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		Commands:       []*cli.Command{crystalCommand()},
-		Writer:         &out,
-		ErrWriter:      &errOut,
-	}
-	err := a.Run(context.Background(), append([]string{"evident", "crystal"}, args...))
-	code := 0
-	if err != nil {
-		code = 2
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
-			code = ec.ExitCode()
-		}
-		errOut.WriteString("evident: " + err.Error() + "\n")
-	}
-	return out.String(), errOut.String(), code
+	return runSub(t, crystalCommand(), args...)
 }
 
 func goldenTable(t *testing.T, profile string) string {

@@ -28,12 +28,22 @@ import (
 func main() {
 	if err := app().Run(context.Background(), os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "evident:", err)
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
-			os.Exit(ec.ExitCode())
-		}
-		os.Exit(2)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the process status for err: 0 for nil, the code of a
+// cli.ExitCoder (1 for failed checks or verification), else 2 (usage and
+// input errors).
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return 2
 }
 
 func app() *cli.Command {

@@ -24,6 +24,26 @@ func evident(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
+// runSub runs "evident SUB ARGS" in-process with only the subcommand sub
+// registered, and returns stdout, stderr (with the error line main would
+// print) and the exit code main would return.
+func runSub(t *testing.T, sub *cli.Command, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	a := &cli.Command{
+		Name:           "evident",
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Commands:       []*cli.Command{sub},
+		Writer:         &out,
+		ErrWriter:      &errOut,
+	}
+	err := a.Run(context.Background(), append([]string{"evident", sub.Name}, args...))
+	if err != nil {
+		errOut.WriteString("evident: " + err.Error() + "\n")
+	}
+	return out.String(), errOut.String(), exitCode(err)
+}
+
 func write(t *testing.T, dir, name, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
