@@ -3,7 +3,10 @@
 // the verifier and the planner commands call, the default Starlark runtime
 // (LoadStarlark) that runs the agent's three files in a sandbox, the sandbox's
 // built-ins (a Go-backed grid, status constants, load_initial_full_frame, a
-// bounded breadth-first search) and state hashing (State.Key, ValueKey).
+// bounded breadth-first search) and state hashing (State.Key, ValueKey), and
+// the subprocess runtime (LoadSubprocess) that runs a model written in any
+// language — with the embedded Python adapter, the seed's own
+// world_model_*.py files unchanged.
 //
 // It must not read the session, compare frames with recordings, print
 // reports or talk to the game: package evident/arc/verify replays the
@@ -96,26 +99,116 @@
 // # Runtimes
 //
 // Model is the seam between the harness and a runtime. The Starlark runtime
-// keeps states as frozen Starlark dicts inside the process. A subprocess
-// runtime (a model in any language started by --model-cmd) is not written
-// yet; it will fit Model through this JSON-lines protocol on the child's
-// stdin/stdout, one request and one response per line, strictly in turn:
+// (the default, and the only sandboxed one) keeps states as frozen Starlark
+// dicts inside the process. The subprocess runtime (LoadSubprocess; the
+// command line's --model-cmd) talks to a program in any language.
 //
-//	→ {"id":1,"op":"hello","protocol":1}                            ← {"id":1,"ok":true}
-//	→ {"id":2,"op":"reconstruct","level":2,"frame":["00A…",…]}      ← {"id":2,"state":7,"level":2,"key":"<32 hex>"}
-//	→ {"id":3,"op":"step","state":7,"action":{"name":"ACTION6","x":15,"y":47}}
-//	                                                                ← {"id":3,"state":8,"level":2,"key":"…","status":"RUNNING"}
-//	→ {"id":4,"op":"render","state":8}                              ← {"id":4,"frame":["…",…]}
+// # Subprocess runtime: the protocol
+//
+// SubprocessOptions.Command is run by "sh -c" in the workspace, in a process
+// group of its own. It speaks JSON lines on stdin/stdout: Go writes one
+// request line, the program writes exactly one response line, strictly in
+// turn. Every line is one JSON object (UTF-8, no raw newline inside); every
+// response carries its request's "id". Anything the program writes to stderr
+// is copied to SubprocessOptions.Print as it comes, and its last lines are
+// kept for error messages.
+//
+//	→ {"id":1,"op":"hello","protocol":1,"workspace":"/abs/ws","full_frames":"/abs/ws/initial_full_frames"}
+//	← {"id":1,"ok":true,"protocol":1,"overrides":true,"runtime":"python 3.11.2, numpy 1.24.2"}
+//	→ {"id":2,"op":"reconstruct","level":2,"frame":["00A…",…]}                 ← {"id":2,"state":7,"level":2}
+//	→ {"id":3,"op":"step","state":7,"action":{"name":"ACTION6","x":15,"y":47}} ← {"id":3,"state":8,"level":2,"status":"RUNNING"}
+//	→ {"id":4,"op":"render","state":8}                                          ← {"id":4,"frame":["…",…]}
 //	→ {"id":5,"op":"override","state":8,"frame":[…],"level":2,"attempt":1,"step":3}   ← {"id":5,"frame":[…]}
-//	→ {"id":6,"op":"plan","state":8,"goal":null}                    ← {"id":6,"plan":[{"name":"ACTION1"},…]}  (or "plan":null)
-//	→ {"id":7,"op":"release","states":[7]}                          ← {"id":7,"ok":true}
-//	any failure                                                     ← {"id":n,"error":"message","traceback":"…"}
+//	→ {"id":6,"op":"plan","state":8,"goal":{"x":3,"y":4}}   ← {"id":6,"plan":[{"name":"ACTION1"},"ACTION2",…]} or {"id":6,"plan":null}
+//	→ {"id":7,"op":"key","state":8}                         ← {"id":7,"key":"<32 hex digits>"}
+//	any failure   ← {"id":n,"error":"one line","kind":"contract","func":"world_model_engine.py","traceback":"Traceback …"}
 //
-// States stay in the child, named by integer handles, so large states never
-// cross the pipe; the child computes each state's key (a hash of its
-// canonical JSON) so searches in Go can deduplicate. Frames are rows of hex
-// digits as in the session's ASCII files. The harness enforces the time
-// limit by killing the child, and the sandbox (no file access but the full
-// initial frames, no clock, no randomness) by running it without network
-// and with a read-only view of initial_full_frames only.
+// In detail:
+//
+//   - hello comes first, within SubprocessOptions.LoadTimeout: the program
+//     loads the model from "workspace" and answers with the same protocol
+//     number. "overrides" is true when the model has apply_render_overrides;
+//     otherwise Go never sends override and uses the rendered frame.
+//     "runtime" is free text (Subprocess.Runtime).
+//   - States stay in the program, named by handles: positive integers it
+//     chooses, unique for its life. A response that makes a state gives its
+//     handle and its "level" (≥ 1). When Go drops a State (a cleanup after
+//     garbage collection), the handle is sent in the "release" list of a
+//     later request, of any op; the program forgets those states before
+//     handling the request. A handle it does not know is an error of kind
+//     "state".
+//   - Keys: searches in Go (BFS) deduplicate by State.Key. A key is 32 hex
+//     digits, a 128-bit hash of the state's value; equal states must have
+//     equal keys. Go asks with "key" the first time; from then on
+//     reconstruct and step requests carry "key":true and their responses
+//     carry "key" (or "key_error": why the state has none). Verification
+//     never asks.
+//   - Frames from Go are 64 strings (rows, top first) of 64 uppercase hex
+//     digits, as in the session's ASCII files. Frames from the program are
+//     lists of 64 rows, each a string of hex digits (either case) or a list
+//     of 64 integers; any other shape or a value outside 0..15 is ErrContract.
+//   - step's "action" is {"name":"ACTION1".."ACTION7"}, with "x" and "y"
+//     for ACTION6; its "status" is RUNNING, LEVEL_COMPLETED or GAME_OVER.
+//     override's "step" is 0 for the initial frame, else the 1-based step.
+//   - plan: without "goal" the program calls planner(state), with it
+//     planner(state, goal=G). "plan" is null (None) or a list of actions, each
+//     an object {"name":…} (plus integer "x", "y" for ACTION6) or a bare name;
+//     it is decoded as the Starlark runtime decodes plans (RESET refused).
+//   - Errors: "error" is one line; "traceback" is printed under it
+//     (CallError.Backtrace). "kind" is "contract" (ErrContract), "no_planner"
+//     (ErrNoPlanner), "missing" (a model file is missing: fs.ErrNotExist),
+//     "state" (ErrForeignState), or absent: the model raised. "func" names the
+//     model file when loading it failed; otherwise the error is the request's
+//     function's (CallError.Func). The program keeps running after an error
+//     response.
+//   - A program that exits, writes a line that is not the response it owes
+//     (not JSON, another id) or a line over 64 MiB fails the call with
+//     ErrSubprocess, the call named, its exit status and stderr tail shown;
+//     it is killed and the Subprocess is unusable.
+//   - Time: when a call's context is done (verify's whole-run limit of
+//     180 s) the process group is killed with SIGKILL and the error wraps
+//     ctx.Err(), so the verifier prints its too-slow message.
+//     SubprocessOptions.CallTimeout bounds each call but plan (ErrCallTimeout);
+//     the context given to LoadSubprocess bounds the program's life.
+//
+// # Subprocess runtime: the Python adapter
+//
+// AdapterSource (adapter/evident_adapter.py, embedded) is a program of this
+// protocol that runs the seed's Python world model unchanged: the workspace's
+// PythonEngineFile, PythonStateIOFile and PythonPlannerFile (loaded lazily on
+// the first plan), defining world_model_engine, initial_state_reconstruction,
+// state_renderer, apply_render_overrides (optional) and planner. Frames reach
+// the model as numpy int16 arrays indexed [row, column]; renderers return
+// anything numpy.asarray makes a 64×64 integer array of (integral floats
+// pass, as with the seed's np.array_equal). Statuses are the seed's strings
+// "RUNNING", "LEVEL_COMPLETED", "GAME_OVER". The model's imports of the
+// baseline workspace's helper modules are served by the adapter:
+// game_status (the three statuses) and load_initial_full_frame
+// (load_initial_full_frame(level_index) → int16 array of
+// initial_full_frames/level_N.txt or None, INITIAL_FULL_FRAMES_DIR); the
+// workspace's own copies of these are not used. print() output goes to
+// stderr, never into the protocol. Command "python" is short for
+// "python3 {adapter}": the adapter is written to a temporary folder that
+// Close removes; "{adapter}" works with any interpreter
+// ("/usr/bin/python3 {adapter}"), and the adapter may as well be run from
+// the repository or a copy in the workspace. It needs Python 3 with numpy;
+// without numpy hello fails with a message saying so.
+//
+// What the adapter enforces, and what it cannot: the seed's rule "the only
+// file initial_state_reconstruction may read is the level's full initial
+// frame" becomes guard rails against honest mistakes, not a sandbox. Model
+// files may import only numpy, game_status, load_initial_full_frame, the
+// three model files and pure standard modules (collections, heapq, math,
+// itertools, functools, dataclasses, typing, … — ALLOWED_STDLIB in the
+// adapter); os, sys, time, random, pathlib, subprocess and every other
+// module are refused with `import of 'os' refused: …`. open, input,
+// breakpoint, exec, eval, compile, exit and quit are refused in model code,
+// and load_initial_full_frame works only while initial_state_reconstruction
+// runs. Python cannot stop code that wants out: numpy reads files
+// (numpy.load, numpy.loadtxt) and has its own random generator, and object
+// introspection reaches any module; the program runs with the user's rights,
+// network and clock. States are not copied between calls: an engine that
+// mutates its input state behaves as under the seed's own scripts
+// (verification replays one chain of states) but misleads a search run from
+// Go. For a sandboxed model, use Starlark.
 package worldmodel

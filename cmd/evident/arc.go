@@ -2,19 +2,26 @@ package main
 
 // The arc subcommands: the ARC-AGI-3 world-model harness (spec arc.md).
 //
-//	evident arc verify [--workspace DIR] [--call-steps N]
-//	evident arc planner verify [--workspace DIR] [--call-steps N] [--plan-steps N]
+//	evident arc verify [--workspace DIR] [--call-steps N] [--model-cmd CMD [--call-timeout D]]
+//	evident arc planner verify [--workspace DIR] [--call-steps N] [--plan-steps N] [--model-cmd CMD]
 //	evident arc planner run (--from-current | --from-initial LEVEL | --from-attempt LEVEL ATTEMPT STEP) [flags]
 //
-// Reports go to stdout exactly as package evident/arc/verify writes them;
-// the world model's print() output goes to stderr. Every failure exits with
-// status 1 (spec "Verification") and a one-line summary on stderr.
+// The world model is the Starlark one of the workspace (the sandboxed
+// default), or with --model-cmd any program speaking the subprocess protocol
+// of package evident/arc/worldmodel; --model-cmd python runs the built-in
+// adapter over seed-style world_model_*.py files (python3 with numpy).
+// --call-steps and --plan-steps apply to Starlark only, --call-timeout to a
+// subprocess only. Reports go to stdout exactly as package evident/arc/verify
+// writes them; the world model's print() output (a subprocess's stderr) goes
+// to stderr. Every failure exits with status 1 (spec "Verification") and a
+// one-line summary on stderr.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -25,7 +32,7 @@ import (
 func arcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "arc",
-		Usage: "ARC-AGI-3 world-model harness: verify a Starlark world model against the recorded session, run its planner",
+		Usage: "ARC-AGI-3 world-model harness: verify a world model (Starlark, or a subprocess with --model-cmd) against the recorded session, run its planner",
 		Commands: append([]*cli.Command{
 			arcVerifyCommand(),
 			{
@@ -44,21 +51,38 @@ func arcFlags() []cli.Flag {
 			worldmodel.PlannerFile + ", client/session/, initial_full_frames/; mismatch_frames/ is written here"},
 		&cli.Uint64Flag{Name: "call-steps", Value: worldmodel.DefaultCallSteps, Usage: "Starlark step limit of one engine, reconstruction, renderer or overrides call"},
 		&cli.Uint64Flag{Name: "plan-steps", Value: worldmodel.DefaultPlanSteps, Usage: "Starlark step limit of one planner call"},
+		&cli.StringFlag{Name: "model-cmd", Usage: "run the world model as a subprocess speaking evident's JSON-lines protocol instead of Starlark: " +
+			"a command line run by sh -c in the workspace; \"python\" runs the built-in adapter for " + worldmodel.PythonEngineFile + ", " +
+			worldmodel.PythonStateIOFile + ", " + worldmodel.PythonPlannerFile + " (\"" + worldmodel.PythonCommandLine + "\"; " +
+			worldmodel.AdapterPlaceholder + " is the adapter's path, e.g. '/usr/bin/python3 " + worldmodel.AdapterPlaceholder + "')"},
+		&cli.DurationFlag{Name: "call-timeout", Value: time.Minute, Usage: "with --model-cmd: time limit of one engine, reconstruction, renderer or overrides call (0: none; the planner has the run's limit)"},
 		// The time limit is a rule of the harness, not an agent's choice;
 		// tests shorten it.
 		&cli.DurationFlag{Name: "time-limit", Value: verify.TimeLimit, Hidden: true},
 	}
 }
 
-// arcModel loads the Starlark world model of --workspace. A load failure is
-// printed to stdout like any other model failure and becomes exit status 1.
+// arcModel loads the world model of --workspace: the Starlark one, or the
+// subprocess of --model-cmd. A load failure is printed to stdout like any
+// other model failure and becomes exit status 1.
 func arcModel(ctx context.Context, cmd *cli.Command, name string) (worldmodel.Model, error) {
-	m, err := worldmodel.LoadStarlark(ctx, worldmodel.StarlarkOptions{
-		Dir:       cmd.String("workspace"),
-		CallSteps: cmd.Uint64("call-steps"),
-		PlanSteps: cmd.Uint64("plan-steps"),
-		Print:     cmd.Root().ErrWriter,
-	})
+	var m worldmodel.Model
+	var err error
+	if command := cmd.String("model-cmd"); command != "" {
+		m, err = worldmodel.LoadSubprocess(ctx, worldmodel.SubprocessOptions{
+			Command:     command,
+			Dir:         cmd.String("workspace"),
+			Print:       cmd.Root().ErrWriter,
+			CallTimeout: cmd.Duration("call-timeout"),
+		})
+	} else {
+		m, err = worldmodel.LoadStarlark(ctx, worldmodel.StarlarkOptions{
+			Dir:       cmd.String("workspace"),
+			CallSteps: cmd.Uint64("call-steps"),
+			PlanSteps: cmd.Uint64("plan-steps"),
+			Print:     cmd.Root().ErrWriter,
+		})
+	}
 	if err != nil {
 		detail := err.Error()
 		var ce *worldmodel.CallError
