@@ -15,8 +15,9 @@ type Queue string
 
 // The three review queues (spec persona.md "Evaluation runner and manual
 // review"). What Key and Value mean is the caller's convention, e.g.
-// forbidden: turn_id → "confirm"|"reject"; offcanon: name → "add"|"block";
-// ending: ending → "add"|"skip". The store only keeps them.
+// forbidden: turn_id → "confirm"|"reject"; offcanon: character_id/name →
+// "add"|"block" (persona/runstore.OffCanonKey); ending: ending → "add"|"skip".
+// The store only keeps them.
 const (
 	QueueForbidden Queue = "forbidden"
 	QueueOffCanon  Queue = "offcanon"
@@ -158,4 +159,36 @@ func (db *DB) eachDecision(ctx context.Context, q string, args []any, fn func(De
 		}
 	}
 	return rows.Err()
+}
+
+// Decision returns decision id as stored (undone or not), or ErrNotFound.
+func (db *DB) Decision(ctx context.Context, id int64) (Decision, error) {
+	var out *Decision
+	err := db.eachDecision(ctx, "SELECT "+decisionColumns+" FROM decision WHERE id = ?", []any{id}, func(d Decision) error {
+		out = &d
+		return nil
+	})
+	if err != nil {
+		return Decision{}, err
+	}
+	if out == nil {
+		return Decision{}, fmt.Errorf("%w: decision %d", ErrNotFound, id)
+	}
+	return *out, nil
+}
+
+// DecisionLog returns every decision of a queue ("" for all queues), undone
+// and superseded ones included, in the order they were made: the history
+// behind Decisions.
+func (db *DB) DecisionLog(ctx context.Context, queue Queue) ([]Decision, error) {
+	if queue != "" && !queue.Valid() {
+		return nil, fmt.Errorf("%w: review queue %q", ErrInvalid, queue)
+	}
+	var out []Decision
+	err := db.eachDecision(ctx, "SELECT "+decisionColumns+" FROM decision WHERE (?1 = '' OR queue = ?1) ORDER BY id",
+		[]any{string(queue)}, func(d Decision) error {
+			out = append(out, d)
+			return nil
+		})
+	return out, err
 }

@@ -162,3 +162,40 @@ func TestDecisions(t *testing.T) {
 		t.Log(lines[1])
 	})
 }
+
+func TestDecisionLookup(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	fixedClock(db, time.Date(2026, 10, 4, 8, 0, 0, 0, time.UTC))
+	first, err := db.Decide(ctx, Decision{Queue: QueueForbidden, Key: "T1", Value: "confirm", Who: "creator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := db.Decide(ctx, Decision{Queue: QueueForbidden, Key: "T1", Value: "reject", Who: "editor"})
+	db.Decide(ctx, Decision{Queue: QueueEnding, Key: "니까", Value: "add", Who: "creator"})
+	if err := db.Undo(ctx, second, "creator"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("one decision reads back by id, undone or not", func(t *testing.T) {
+		d, err := db.Decision(ctx, second)
+		if err != nil || d.Value != "reject" || d.Who != "editor" || d.UndoneAt == nil || d.UndoneBy != "creator" {
+			t.Fatalf("%+v, %v", d, err)
+		}
+		if _, err := db.Decision(ctx, 99); !errors.Is(err, ErrNotFound) {
+			t.Errorf("missing decision: %v", err)
+		}
+	})
+	t.Run("the log of a queue keeps superseded and undone decisions in order", func(t *testing.T) {
+		log, err := db.DecisionLog(ctx, QueueForbidden)
+		if err != nil || len(log) != 2 || log[0].ID != first || log[1].ID != second || log[1].UndoneAt == nil {
+			t.Fatalf("%+v, %v", log, err)
+		}
+		all, _ := db.DecisionLog(ctx, "")
+		if len(all) != 3 {
+			t.Errorf("all queues: %d", len(all))
+		}
+		if _, err := db.DecisionLog(ctx, "later"); !errors.Is(err, ErrInvalid) {
+			t.Error(err)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"evident/persona"
 	"evident/persona/batch"
@@ -26,6 +27,9 @@ type runData struct {
 	checks    *batch.CheckReport
 	checksErr error
 	models    evalrun.ModelReport
+
+	reviewOnce sync.Once
+	review     *review // the review queues, built on first use (reviewOf)
 }
 
 const cachedRuns = 4

@@ -30,6 +30,17 @@
 //	                             (character filter honoured)
 //	GET  /runs/{id}/report.html  the static report of WriteReport, as a download
 //	GET  /runs/{id}/records.jsonl the run's records (same filters) as JSON Lines
+//	GET  /runs/{id}/review       303 to the first review queue
+//	GET  /runs/{id}/review/forbidden  sample of 금지 소재 접촉 verdicts to confirm
+//	GET  /runs/{id}/review/offcanon   off-canon names to add to the card or block
+//	GET  /runs/{id}/review/endings    mixed-style replies and candidate endings
+//	                             (?from=N on all three: compare with run N after a re-judge)
+//	POST /runs/{id}/review/forbidden  turn, value confirm|reject, who
+//	POST /runs/{id}/review/offcanon   character, name, value add|block, who
+//	POST /runs/{id}/review/endings    ending, value add|skip, who
+//	POST /runs/{id}/review/undo       decision (id), who
+//	POST /review/who             remember the reviewer's name (cookie), 303 to back
+//	GET  /review/decisions.jsonl every review decision, undone ones included
 //	GET  /upload                 upload form (turn log, cards, lexicon; gold)
 //	POST /upload                 multipart; imports and judges, then 303 to the new run
 //	POST /gold                   multipart gold file (evalrun format); stored, 303 back
@@ -67,4 +78,40 @@
 //     labels whose turn is in the shown run, and stays empty, with a
 //     sentence saying why, when there are none (seed: no unsourced numbers on
 //     a screen of predictions).
+//
+// # Review queues
+//
+// The seed's three manual checks ("[수동 검증]"), one page each per run.
+// What a queue holds and what a decision does to the next judgement come
+// from persona/runstore (ForbiddenSample, OffCanonNames, ReviewEndings,
+// ApplyCanon, ApplyEnding); this package lays them out and stores the
+// decisions (store.Decide, store.Undo) with who and when.
+//
+//   - Forbidden: up to 20 금지 소재 접촉 records, sampled by
+//     sha256("{run id}:{turn_id}") (the 20 smallest), shown in run order: the
+//     same run always shows the same 20. Decision key: turn_id; values
+//     confirm ("a real problem for this character") and reject. Recorded
+//     only; verdicts do not change.
+//   - Off-canon: every name of off_canon_entities, grouped by character and
+//     name, most turns first, with up to three example turns. Key
+//     "character_id/name"; add puts the name in the card's canon_entities
+//     (store.UpdateCard) and judges the dataset again with the run's profile
+//     into a new run, and the browser goes there (?from= shows what changed);
+//     block records the decision and keeps the name out of the card.
+//   - Endings: the run's replies read with its own profile; a mixed reply has
+//     both 존댓말 and 반말 sentences. Up to 20 are shown (same sampling),
+//     each sentence with its last 어절; candidates are the last one and two
+//     syllables of those 어절 in the 반말 sentences of all mixed replies,
+//     ranked by how many sentences end so, with how many 반말 replies each
+//     would turn 존댓말. Key: the ending; add judges again with the run's
+//     endings plus it (stored as the new run's RunMeta.Endings), skip records.
+//   - Undo marks the decision undone (never deleted); for off-canon names and
+//     endings the card or profile is brought back in line with whatever
+//     decision is now active for that key, judging again when that changes
+//     something.
+//   - Who: the form's who field, else the evident_who cookie, else
+//     "creator"; every decision and undo remembers it in the cookie. The
+//     decision forms carry the CSRF token like every other POST.
+//   - A decision is stored before its re-judge runs; if judging fails the
+//     decision stays and the page says so.
 package web

@@ -11,9 +11,11 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"evident/persona"
+	"evident/persona/runstore"
 	"evident/store"
 )
 
@@ -28,6 +30,8 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 		v.Title, v.Nav, v.RunID = fmt.Sprintf("모델끼리 갈린 프롬프트 · 실행 #%d", dp.RunID), "disagree", dp.RunID
 	}
 	switch pg := page.(type) {
+	case *reviewPage:
+		v.Title, v.Nav, v.RunID = fmt.Sprintf("검토 · %s · 실행 #%d", tabLabel(pg.Slug), pg.Run.ID), "review", pg.Run.ID
 	case *runsPage:
 		v.Title, v.Nav, v.RunID = "실행 목록", "runs", pg.Latest
 	case *uploadPage:
@@ -191,6 +195,7 @@ type runsPage struct {
 	Latest   int64
 	Runs     []runRow
 	Datasets []datasetRow
+	Accepted string // endings the review accepted, "니까 · 십쇼"; "" for none
 }
 
 type runRow struct {
@@ -228,6 +233,12 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		names[ds.ID] = ds.Name
 	}
 	p := &runsPage{}
+	accepted, err := runstore.AcceptedEndings(ctx, s.db)
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	p.Accepted = strings.Join(accepted, " · ")
 	for i, run := range runs {
 		if i == 0 {
 			p.Latest = run.ID

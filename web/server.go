@@ -94,6 +94,16 @@ func New(db *store.DB, o Options) (*Server, error) {
 	m.HandleFunc("GET /runs/{id}/disagree", s.disagreePage)
 	m.HandleFunc("GET /runs/{id}/report.html", s.reportDownload)
 	m.HandleFunc("GET /runs/{id}/records.jsonl", s.recordsExport)
+	m.HandleFunc("GET /runs/{id}/review", s.reviewIndex)
+	for _, q := range queuePages {
+		m.HandleFunc("GET /runs/{id}/review/"+q.Slug, s.reviewPage(q.Slug))
+	}
+	m.HandleFunc("POST /runs/{id}/review/forbidden", s.decideForbidden)
+	m.HandleFunc("POST /runs/{id}/review/offcanon", s.decideOffCanon)
+	m.HandleFunc("POST /runs/{id}/review/endings", s.decideEnding)
+	m.HandleFunc("POST /runs/{id}/review/undo", s.undoDecision)
+	m.HandleFunc("POST /review/who", s.setWho)
+	m.HandleFunc("GET /review/decisions.jsonl", s.decisionsExport)
 	m.HandleFunc("GET /upload", s.uploadForm)
 	m.HandleFunc("POST /upload", s.upload)
 	m.HandleFunc("POST /gold", s.goldUpload)
@@ -113,7 +123,7 @@ func parsePages() (map[string]*template.Template, error) {
 		return nil, err
 	}
 	out := map[string]*template.Template{}
-	for _, name := range []string{"run", "disagree", "runs", "upload", "login", "error"} {
+	for _, name := range []string{"run", "disagree", "review", "runs", "upload", "login", "error"} {
 		t, err := base.Clone()
 		if err != nil {
 			return nil, err

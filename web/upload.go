@@ -332,6 +332,20 @@ func (s *Server) judgeDataset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusUnprocessableEntity, "말투 프로필을 모릅니다", err.Error())
 		return
 	}
+	if r.PostFormValue("reviewed") != "" { // the endings the review queue accepted
+		accepted, err := runstore.AcceptedEndings(r.Context(), s.db)
+		if err != nil {
+			s.storeFail(w, r, err)
+			return
+		}
+		var extra []string
+		for _, e := range accepted {
+			if !runstore.HasEnding(profile, e) {
+				extra = append(extra, e)
+			}
+		}
+		profile = profile.With(extra, nil)
+	}
 	s.jobs.Lock()
 	run, err := runstore.JudgeDataset(r.Context(), s.db, id, runstore.Options{Profile: profile, Workers: s.opt.Workers}, nil)
 	s.jobs.Unlock()

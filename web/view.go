@@ -33,6 +33,15 @@ type view struct {
 
 var funcs = template.FuncMap{
 	"inc": func(i int) int { return i + 1 },
+	// undoForm is the data of the review pages' undo button.
+	"undoForm": func(p *reviewPage, csrf string, id int64) undoView {
+		return undoView{URL: p.UndoURL, CSRF: csrf, Who: p.Who, ID: id}
+	},
+}
+
+type undoView struct {
+	URL, CSRF, Who string
+	ID             int64
 }
 
 // Rows per group without a filter, and per page of one group; above
@@ -152,6 +161,7 @@ type runHead struct {
 	Exceptions       string // its noun exceptions, "" when none
 	Judged, Rejected int
 	ByVerdict        []verdictCount
+	Review           string // the review queues' base URL; "" in the static report
 }
 
 type verdictCount struct {
@@ -227,6 +237,9 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 	f.base = fmt.Sprintf("/runs/%d", id)
 	p := &runPage{Filter: f, RunTotal: len(d.recs), Run: head(d),
 		DisagreeURL: fmt.Sprintf("/runs/%d/disagree", id), ReportURL: fmt.Sprintf("/runs/%d/report.html", id)}
+	if !static {
+		p.Run.Review = fmt.Sprintf("/runs/%d/review", id)
+	}
 	p.ExportURL = fmt.Sprintf("/runs/%d/records.jsonl", id)
 	if q := strings.TrimPrefix(f.URL("page", ""), f.base); q != "" {
 		p.ExportURL += q

@@ -7,6 +7,7 @@ package main
 //	evident import (--demo | --turns F --cards F --lexicon F) [--db F] [--name N] [--keep-going] [--no-judge] [--speech-profile …] [--endings F]
 //	evident report [--run ID] --html FILE [--db F]
 //	evident eval   --gold FILE [--run ID] [--db F] [--json]
+//	evident review export [--db F] [--out FILE]
 
 import (
 	"context"
@@ -33,7 +34,7 @@ import (
 )
 
 func webCommands() []*cli.Command {
-	return []*cli.Command{serveCommand(), importCommand(), reportCommand(), evalCommand()}
+	return []*cli.Command{serveCommand(), importCommand(), reportCommand(), evalCommand(), reviewCommand()}
 }
 
 func dbFlag() cli.Flag {
@@ -374,4 +375,39 @@ func firstFew(ids []string) string {
 		return strings.Join(ids[:5], " ") + " …"
 	}
 	return strings.Join(ids, " ")
+}
+
+func reviewCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "review",
+		Usage: "the review queues' decisions (made on the screen under /runs/{id}/review)",
+		Commands: []*cli.Command{{
+			Name:  "export",
+			Usage: "write every review decision, undone ones included, as JSON Lines (who, when, undone_at, undone_by)",
+			Flags: []cli.Flag{
+				dbFlag(),
+				&cli.StringFlag{Name: "out", Usage: "write here instead of stdout"},
+			},
+			Action: func(ctx context.Context, cmd *cli.Command) error {
+				db, err := openStore(ctx, cmd)
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				w := cmd.Root().Writer
+				if path := cmd.String("out"); path != "" {
+					f, err := os.Create(path)
+					if err != nil {
+						return err
+					}
+					if err := db.ExportDecisions(ctx, f); err != nil {
+						f.Close()
+						return err
+					}
+					return f.Close()
+				}
+				return db.ExportDecisions(ctx, w)
+			},
+		}},
+	}
 }

@@ -284,3 +284,56 @@ func TestServeCommand(t *testing.T) {
 		}
 	})
 }
+
+func TestReviewExportCommand(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "r.db")
+	db := openDB(t, dbPath)
+	first, err := db.Decide(ctx, store.Decision{Queue: store.QueueOffCanon, Key: "CHR-0100/나비", Value: "add", Who: "creator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Decide(ctx, store.Decision{Queue: store.QueueEnding, Key: "니까", Value: "add", Who: "편집자"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Undo(ctx, first, "편집자"); err != nil {
+		t.Fatal(err)
+	}
+	decode := func(t *testing.T, out string) []store.Decision {
+		t.Helper()
+		var ds []store.Decision
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var d store.Decision
+			if err := json.Unmarshal([]byte(l), &d); err != nil {
+				t.Fatalf("%v: %q", err, l)
+			}
+			ds = append(ds, d)
+		}
+		return ds
+	}
+	t.Run("review export prints every decision as JSON Lines, the undone one included", func(t *testing.T) {
+		out, _, err := webCLI(ctx, t, "review", "export", "--db", dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds := decode(t, out)
+		if len(ds) != 2 || ds[0].Key != "CHR-0100/나비" || ds[0].UndoneAt == nil || ds[0].UndoneBy != "편집자" ||
+			ds[1].Key != "니까" || ds[1].Who != "편집자" || ds[1].UndoneAt != nil || ds[1].At.IsZero() {
+			t.Errorf("%+v", ds)
+		}
+	})
+	t.Run("--out writes the same lines to a file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "decisions.jsonl")
+		out, _, err := webCLI(ctx, t, "review", "export", "--db", dbPath, "--out", path)
+		if err != nil || out != "" {
+			t.Fatalf("%q, %v", out, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(decode(t, string(b))) != 2 {
+			t.Errorf("file:\n%s", b)
+		}
+	})
+}

@@ -41,4 +41,29 @@
 //     (chat_turn, character_card, topic_lexicon), not of the uploaded bytes:
 //     they describe what the store holds.
 //   - Temporary files go to os.TempDir and are removed before returning.
+//
+// # Review queues
+//
+// The seed's manual checks read a stored run (review.go). ForbiddenSample
+// and the mixed-reply sample of ReviewEndings use Sample: each id is ranked
+// by sha256("{run id}:{id}") and the SampleSize (20) smallest are kept, in
+// run order — a uniform sample without replacement that needs no random
+// generator, does not depend on input order, and is the same every time for
+// the same run. OffCanonNames groups off_canon_entities by character and
+// name. ReviewEndings reads every reply with the run's profile (ProfileOf):
+// a reply is mixed when it has both 존댓말 and 반말 sentences; candidate
+// endings are the last one and two syllables of the last 어절 of the 반말
+// sentences of mixed replies (not already endings of the profile), ranked
+// by that count.
+//
+// Decisions live in the store (store.Decide); their keys and values are this
+// package's convention: forbidden turn_id → confirm|reject; offcanon
+// OffCanonKey(character_id, name) → add|block; ending → add|skip. ApplyCanon
+// and ApplyEnding make the card or the profile agree with the active decision
+// for one key and, when that changed anything, judge the dataset again into
+// a new run: an added name goes into the card's canon_entities
+// (store.UpdateCard, so later runs of the dataset keep it, and a blocked or
+// undone one is taken out); an accepted ending is the run's endings plus it,
+// an undone one the run's endings without it. The new run keeps the run's
+// other settings and the import's rejected rows.
 package runstore

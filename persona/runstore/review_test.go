@@ -1,0 +1,263 @@
+package runstore_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"evident/persona"
+	"evident/persona/runstore"
+	"evident/persona/speech"
+	"evident/store"
+)
+
+func TestSample(t *testing.T) {
+	ids := make([]string, 50)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("T-%03d", i)
+	}
+	picked := func(run int64, ids []string) []string {
+		var out []string
+		for _, p := range runstore.Sample(run, ids, 20) {
+			out = append(out, ids[p])
+		}
+		return out
+	}
+	t.Run("the same run and ids give the same 20, in input order", func(t *testing.T) {
+		a, b := picked(7, ids), picked(7, ids)
+		if len(a) != 20 || !reflect.DeepEqual(a, b) {
+			t.Fatalf("%v\n%v", a, b)
+		}
+		pos := runstore.Sample(7, ids, 20)
+		if !slices.IsSorted(pos) {
+			t.Errorf("positions %v not ascending", pos)
+		}
+	})
+	t.Run("the sample does not depend on the order of the ids", func(t *testing.T) {
+		rev := slices.Clone(ids)
+		slices.Reverse(rev)
+		a, b := picked(7, ids), picked(7, rev)
+		slices.Sort(a)
+		slices.Sort(b)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("%v\n%v", a, b)
+		}
+	})
+	t.Run("another run id draws another sample", func(t *testing.T) {
+		if reflect.DeepEqual(picked(7, ids), picked(8, ids)) {
+			t.Error("runs 7 and 8 drew the same sample")
+		}
+	})
+	t.Run("fewer ids than the sample size are all taken", func(t *testing.T) {
+		if got := runstore.Sample(1, ids[:5], 20); !reflect.DeepEqual(got, []int{0, 1, 2, 3, 4}) {
+			t.Errorf("%v", got)
+		}
+		if got := runstore.Sample(1, nil, 20); got != nil {
+			t.Errorf("%v", got)
+		}
+	})
+	t.Run("the rank is sha256 of run id, colon, id", func(t *testing.T) {
+		got := runstore.Sample(1, []string{"A", "B", "C"}, 2)
+		want := sampleBySHA(1, []string{"A", "B", "C"}, 2)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v, want %v", got, want)
+		}
+	})
+}
+
+func TestReviewQueues(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	res, err := runstore.Run(ctx, db, demoTables(), runstore.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := res.Run
+	recs, err := db.Records(ctx, run.ID, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := db.Turns(ctx, run.DatasetID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := map[string]string{}
+	for _, tu := range turns {
+		if tu.ReplyText != nil {
+			replies[tu.TurnID] = *tu.ReplyText
+		}
+	}
+	reply := func(id string) (string, bool) { s, ok := replies[id]; return s, ok }
+
+	t.Run("the forbidden sample is all 15 forbidden-topic turns of the demo", func(t *testing.T) {
+		pos := runstore.ForbiddenSample(run.ID, recs)
+		if len(pos) != 15 {
+			t.Fatalf("%d picked", len(pos))
+		}
+		for _, p := range pos {
+			if recs[p].Verdict != persona.ForbiddenTopic {
+				t.Errorf("%s is %s", recs[p].TurnID, recs[p].Verdict)
+			}
+		}
+	})
+	t.Run("off-canon names are grouped per character, most turns first", func(t *testing.T) {
+		gs := runstore.OffCanonNames(recs)
+		if len(gs) != 21 {
+			t.Fatalf("%d groups", len(gs))
+		}
+		var top []string
+		for _, g := range gs[:4] {
+			top = append(top, fmt.Sprintf("%s/%s:%d", g.CharacterID, g.Name, len(g.Turns)))
+		}
+		want := []string{"CHR-0100/이순신:2", "CHR-0100/갈매기섬:2", "CHR-0100/순이:2", "CHR-0100/나비:2"}
+		if !reflect.DeepEqual(top, want) {
+			t.Errorf("top %v, want %v", top, want)
+		}
+	})
+	t.Run("nine demo replies mix styles and their 반말 endings are ranked", func(t *testing.T) {
+		er := runstore.ReviewEndings(run.ID, speech.Seed(), recs, reply)
+		if len(er.Mixed) != 9 || len(er.Sample) != 9 {
+			t.Fatalf("mixed %d, sample %d", len(er.Mixed), len(er.Sample))
+		}
+		first := er.Candidates[0]
+		if first.Ending != "어" || first.Sentences != 3 || first.Flips != 45 {
+			t.Errorf("first candidate %+v", first)
+		}
+		i := slices.IndexFunc(er.Candidates, func(c runstore.Candidate) bool { return c.Ending == "니까" })
+		if i < 0 || er.Candidates[i].Sentences != 1 || er.Candidates[i].Flips != 4 ||
+			!reflect.DeepEqual(er.Candidates[i].Words, []string{"준비되셨습니까"}) {
+			t.Errorf("니까: %+v", er.Candidates)
+		}
+	})
+
+	decide := func(q store.Queue, key, value string) int64 {
+		t.Helper()
+		id, err := db.Decide(ctx, store.Decision{Queue: q, Key: key, Value: value, Who: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	offCanon := func(r store.RunInfo) int { return r.Tally.ByVerdict[persona.OffCanon] }
+
+	var added store.RunInfo
+	t.Run("adding 나비 to 도담's canon judges again with two fewer off-canon turns", func(t *testing.T) {
+		decide(store.QueueOffCanon, runstore.OffCanonKey("CHR-0100", "나비"), runstore.CanonAdd)
+		next, judged, err := runstore.ApplyCanon(ctx, db, run, "CHR-0100", "나비", runstore.Options{})
+		if err != nil || !judged || next.ID == run.ID {
+			t.Fatalf("ApplyCanon = %d, %v, %v", next.ID, judged, err)
+		}
+		if offCanon(run) != 18 || offCanon(next) != 16 {
+			t.Errorf("세계관 밖 고유명사 %d → %d", offCanon(run), offCanon(next))
+		}
+		if next.Profile != run.Profile || !reflect.DeepEqual(next.Endings, run.Endings) {
+			t.Errorf("profile %s %v → %s %v", run.Profile, run.Endings, next.Profile, next.Endings)
+		}
+		added = next
+		again, judged, err := runstore.ApplyCanon(ctx, db, next, "CHR-0100", "나비", runstore.Options{})
+		if err != nil || judged || again.ID != next.ID {
+			t.Errorf("applying the same decision again judged: %d, %v, %v", again.ID, judged, err)
+		}
+	})
+	t.Run("blocking the same name takes it out of canon and judges again", func(t *testing.T) {
+		decide(store.QueueOffCanon, runstore.OffCanonKey("CHR-0100", "나비"), runstore.CanonBlock)
+		next, judged, err := runstore.ApplyCanon(ctx, db, added, "CHR-0100", "나비", runstore.Options{})
+		if err != nil || !judged || offCanon(next) != 18 {
+			t.Fatalf("ApplyCanon = %d (%d off-canon), %v, %v", next.ID, offCanon(next), judged, err)
+		}
+		cards, _ := db.Cards(ctx, run.DatasetID)
+		if slices.Contains(cards[0].CanonEntities, "나비") {
+			t.Errorf("canon %v", cards[0].CanonEntities)
+		}
+	})
+	t.Run("a blocked name with no card change judges nothing", func(t *testing.T) {
+		decide(store.QueueOffCanon, runstore.OffCanonKey("CHR-0100", "순이"), runstore.CanonBlock)
+		if _, judged, err := runstore.ApplyCanon(ctx, db, run, "CHR-0100", "순이", runstore.Options{}); err != nil || judged {
+			t.Errorf("judged %v, %v", judged, err)
+		}
+	})
+	t.Run("accepting 니까 changes exactly T-010033 and T-020203", func(t *testing.T) {
+		id := decide(store.QueueEnding, "니까", runstore.EndingAdd)
+		next, judged, err := runstore.ApplyEnding(ctx, db, run, "니까", runstore.Options{})
+		if err != nil || !judged {
+			t.Fatalf("ApplyEnding = %v, %v", judged, err)
+		}
+		if want := []string{"요", "죠", "니다", "십시오", "니까"}; !reflect.DeepEqual(next.Endings, want) || next.Profile != "seed" {
+			t.Errorf("run endings %s %v", next.Profile, next.Endings)
+		}
+		got := changed(t, db, run.ID, next.ID)
+		want := []string{"T-010033 설정대로 말함 → 말투 어긋남", "T-020203 말투 어긋남 → 설정대로 말함"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("changed %v, want %v", got, want)
+		}
+		if err := db.Undo(ctx, id, "test"); err != nil {
+			t.Fatal(err)
+		}
+		back, judged, err := runstore.ApplyEnding(ctx, db, next, "니까", runstore.Options{})
+		if err != nil || !judged || !reflect.DeepEqual(back.Endings, run.Endings) {
+			t.Fatalf("undo: %v %v, %v", back.Endings, judged, err)
+		}
+		if got := changed(t, db, run.ID, back.ID); len(got) != 0 {
+			t.Errorf("after undo still changed: %v", got)
+		}
+		accepted, err := runstore.AcceptedEndings(ctx, db)
+		if err != nil || len(accepted) != 0 {
+			t.Errorf("accepted %v, %v", accepted, err)
+		}
+	})
+}
+
+// changed lists the turns whose verdict differs between two runs.
+func changed(t *testing.T, db *store.DB, a, b int64) []string {
+	t.Helper()
+	ctx := context.Background()
+	ra, err := db.Records(ctx, a, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := db.Records(ctx, b, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]persona.Verdict{}
+	for _, r := range ra {
+		before[r.TurnID] = r.Verdict
+	}
+	var out []string
+	for _, r := range rb {
+		if v := before[r.TurnID]; v != r.Verdict {
+			out = append(out, fmt.Sprintf("%s %s → %s", r.TurnID, v, r.Verdict))
+		}
+	}
+	return out
+}
+
+// sampleBySHA is the documented rule written out: rank by the hex sha256 of
+// "{run}:{id}", keep the n smallest, return their positions ascending.
+func sampleBySHA(run int64, ids []string, n int) []int {
+	type r struct {
+		pos int
+		hex string
+	}
+	var all []r
+	for i, id := range ids {
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%d:%s", run, id)))
+		all = append(all, r{i, hex.EncodeToString(sum[:])})
+	}
+	slices.SortFunc(all, func(a, b r) int {
+		if a.hex < b.hex {
+			return -1
+		}
+		return 1
+	})
+	var out []int
+	for _, x := range all[:n] {
+		out = append(out, x.pos)
+	}
+	slices.Sort(out)
+	return out
+}
