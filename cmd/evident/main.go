@@ -22,7 +22,10 @@ import (
 
 	"evident/persona/batch"
 	"evident/persona/demo"
+	"evident/persona/runstore"
 	"evident/persona/speech"
+	"evident/persona/summarize"
+	"evident/store"
 )
 
 func main() {
@@ -133,6 +136,7 @@ func judgeCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "write records here instead of stdout"},
 			&cli.StringFlag{Name: "rejects", Usage: "write rejected rows here as JSONL {file, line, turn_id, reason} (default: stderr)"},
 			&cli.IntFlag{Name: "workers", Usage: "parallel decoders/judges (0 = all cores)"},
+			&cli.StringFlag{Name: "db", Usage: "store the tables and the run in this SQLite store instead of printing records (see evident serve)"},
 		), summaryFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			turns, cards, lexicon, err := tables(cmd)
@@ -142,6 +146,9 @@ func judgeCommand() *cli.Command {
 			p, err := profile(cmd)
 			if err != nil {
 				return err
+			}
+			if cmd.String("db") != "" {
+				return judgeToStore(ctx, cmd, turns, cards, lexicon, p)
 			}
 			var out io.Writer = cmd.Root().Writer
 			if path := cmd.String("out"); path != "" {
@@ -201,6 +208,28 @@ func judgeCommand() *cli.Command {
 	}
 }
 
+// judgeToStore is judge --db: the tables become a dataset and the verdicts a
+// run of the store (persona/runstore), as evident import does.
+func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon batch.Input, p *speech.Profile) error {
+	for _, f := range []string{"out", "rejects", "summarizer"} {
+		if cmd.IsSet(f) {
+			return fmt.Errorf("--db stores records and rejects in the store; it cannot be combined with --%s", f)
+		}
+	}
+	db, err := store.Open(ctx, cmd.String("db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	id, tally, err := runstore.JudgeToStore(ctx, db, turns, cards, lexicon, p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.Root().ErrWriter, tally)
+	fmt.Fprintf(cmd.Root().ErrWriter, "stored run %d in %s (evident serve --db %s)\n", id, cmd.String("db"), cmd.String("db"))
+	return nil
+}
+
 // rejectSink returns where rejects go: JSONL to --rejects, or one readable
 // line each on stderr.
 func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, error) {
@@ -232,6 +261,7 @@ func checkCommand() *cli.Command {
 		Usage: "run the seed's ten automatic checks on a verdict file (ours or another system's); exit 1 on any failure",
 		Flags: append(tableFlags(),
 			&cli.StringFlag{Name: "verdicts", Usage: "JSONL verdict records to check", Required: true},
+			&cli.StringFlag{Name: "summary-log", Usage: "the judge's --summary-log sidecar: also show which records carry a model's summary and what rejected the others"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -263,6 +293,18 @@ func checkCommand() *cli.Command {
 				}
 			} else {
 				rep.WriteText(w)
+			}
+			if path := cmd.String("summary-log"); path != "" {
+				f, err := os.Open(path)
+				if err != nil {
+					return err
+				}
+				st, err := summarize.ReadLog(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				fmt.Fprintln(w, st)
 			}
 			if !rep.OK() {
 				return cli.Exit(fmt.Sprintf("%d check failures in %s", len(rep.Failures), path), 1)

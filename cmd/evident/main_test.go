@@ -88,6 +88,17 @@ func TestJudgeThenCheck(t *testing.T) {
 		t.Errorf("report:\n%s", out)
 	}
 
+	t.Run("check reads the summary sidecar", func(t *testing.T) {
+		log := filepath.Join(dir, "summaries.jsonl")
+		if _, _, err := evident(t, "judge", "--demo", "--out", filepath.Join(dir, "v2.jsonl"), "--summary-log", log); err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := evident(t, "check", "--demo", "--verdicts", verdicts, "--summary-log", log)
+		if err != nil || !strings.Contains(out, "summaries: model 0, rule 195\n") {
+			t.Errorf("err %v, report:\n%s", err, out)
+		}
+	})
+
 	t.Run("a tampered record makes check exit 1", func(t *testing.T) {
 		b, _ := os.ReadFile(verdicts)
 		bad := write(t, dir, "bad.jsonl", strings.Replace(string(b), `"verdict":"설정대로 말함"`, `"verdict":"괜찮음"`, 1))
@@ -216,5 +227,23 @@ func TestProfiles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestJudgeIntoStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "e.db")
+	_, errOut, err := evident(t, "judge", "--demo", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "judged 195 (") || !strings.Contains(errOut, "stored run 1 in "+db) {
+		t.Errorf("stderr %q", errOut)
+	}
+	out, _, err := evident(t, "eval", "--db", db, "--gold", "../../persona/demo/data/gold.jsonl", "--json")
+	if err != nil || !strings.Contains(out, `"agreed": 108`) {
+		t.Errorf("eval on the stored run: %v\n%.400s", err, out)
+	}
+	if _, _, err := evident(t, "judge", "--demo", "--db", db, "--out", "x.jsonl"); err == nil || !strings.Contains(err.Error(), "--out") {
+		t.Errorf("--db with --out: err = %v", err)
 	}
 }
