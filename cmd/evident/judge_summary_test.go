@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"evident/llm/llmtest"
+	"evident/persona/summarize"
+	"evident/store"
 )
 
 const seedDir = "../../persona/testdata/seed"
@@ -184,6 +187,62 @@ func TestJudgeSummarizerFlagErrors(t *testing.T) {
 		_, _, err := evident(t, append([]string{"judge", "--demo"}, tt.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+// TestJudgeSummarizerIntoStore runs judge --db --summarizer: the run in the
+// store carries the prompt version and, per record, which summary it holds
+// and what rejected the model's (what the screen shows).
+func TestJudgeSummarizerIntoStore(t *testing.T) {
+	rules := ruleRecords(t)
+	var script []llmtest.Reply
+	for i := range rules {
+		m := map[string]any{}
+		for k, v := range rules[i] {
+			m[k] = v
+		}
+		if i%2 == 0 {
+			m["summary"] = "모델이 규칙의 근거만으로 다시 쓴 한 줄 요약입니다."
+		} else {
+			m["summary"] = "두 문장입니다. 그래서 되돌립니다."
+		}
+		b, _ := json.Marshal(m)
+		script = append(script, llmtest.Reply{Body: llmtest.OpenAIChat(string(b), 100, 10)})
+	}
+	srv := llmtest.NewOpenAI(t, script...)
+	db := filepath.Join(t.TempDir(), "e.db")
+	t.Setenv("EVIDENT_CLI_TEST_KEY", "sk-test-not-a-secret")
+	args := append([]string{"judge"}, seedArgs()...)
+	args = append(args, "--db", db, "--summarizer", "openai", "--model", "m", "--base-url", srv.URL,
+		"--api-key-env", "EVIDENT_CLI_TEST_KEY", "--concurrency", "1", "--workers", "1")
+	_, errOut, err := evident(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "stored run 1") || !strings.Contains(errOut, "accepted 4, reverted 4 (check 10 4)") {
+		t.Errorf("stderr %q", errOut)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run, err := st.Run(context.Background(), 1)
+	if err != nil || run.PromptVersion != summarize.PromptVersion {
+		t.Fatalf("run %+v, %v", run, err)
+	}
+	entries, err := st.Entries(context.Background(), 1, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		wantSrc, wantBy := "model", ""
+		if i%2 == 1 {
+			wantSrc, wantBy = "rule", "check 10"
+		}
+		if string(e.SummarySource) != wantSrc || e.SummaryRejectedBy != wantBy {
+			t.Errorf("entry %d (%s): source %q rejected by %q, want %q %q", i, e.Record.TurnID, e.SummarySource, e.SummaryRejectedBy, wantSrc, wantBy)
 		}
 	}
 }

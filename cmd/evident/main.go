@@ -211,21 +211,51 @@ func judgeCommand() *cli.Command {
 // judgeToStore is judge --db: the tables become a dataset and the verdicts a
 // run of the store (persona/runstore), as evident import does.
 func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon batch.Input, p *speech.Profile) error {
-	for _, f := range []string{"out", "rejects", "summarizer"} {
+	for _, f := range []string{"out", "rejects"} {
 		if cmd.IsSet(f) {
 			return fmt.Errorf("--db stores records and rejects in the store; it cannot be combined with --%s", f)
 		}
+	}
+	if cmd.String("cache") == cmd.String("db") {
+		// The run holds the store's write lock until it commits.
+		return fmt.Errorf("--cache must be another file than --db")
 	}
 	db, err := store.Open(ctx, cmd.String("db"))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	id, tally, err := runstore.JudgeToStore(ctx, db, turns, cards, lexicon, p)
+	o := runstore.Options{Profile: p}
+	var sum *summarySetup
+	if cmd.String("summarizer") != "none" || cmd.IsSet("summary-log") {
+		// The summarizer checks answers with a judge of the same tables.
+		j, _, err := batch.NewJudge(cards, lexicon, p)
+		if err != nil {
+			return err
+		}
+		if sum, err = setupSummary(ctx, cmd, j, cards); err != nil {
+			return err
+		}
+		defer sum.finish()
+		o.Configure = sum.configure
+		if sum.s != nil {
+			o.PromptVersion = summarize.PromptVersion
+		}
+	}
+	id, tally, err := runstore.JudgeToStoreWith(ctx, db, runstore.Tables{Turns: turns, Cards: cards, Lexicon: lexicon}, o)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(cmd.Root().ErrWriter, tally)
+	if sum != nil {
+		if err := sum.finish(); err != nil {
+			return err
+		}
+		sum.report()
+		if sum.s != nil {
+			fmt.Fprintln(cmd.Root().ErrWriter, sum.s.Tally())
+		}
+	}
 	fmt.Fprintf(cmd.Root().ErrWriter, "stored run %d in %s (evident serve --db %s)\n", id, cmd.String("db"), cmd.String("db"))
 	return nil
 }

@@ -39,6 +39,15 @@ type Options struct {
 	Workers int
 	// Reject, when set, also receives each rejected row as Import finds it.
 	Reject func(batch.Reject)
+	// Configure, when set, may add to JudgeDataset's batch configuration
+	// before judging (evident judge --db --summarizer adds a summarizer's
+	// Summarize, Summarized and Counted). Each record is stored with the
+	// Summary batch reports for it (store.WithSummary); a Summarized set
+	// here is still called, after the record is stored.
+	Configure func(*batch.Config)
+	// PromptVersion is stored with the run (the summarizer's prompt version;
+	// "" when no model wrote summaries).
+	PromptVersion string
 }
 
 // RejectsError is returned by a strict Import that found rejected rows, and
@@ -159,7 +168,7 @@ func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options,
 	if err != nil {
 		return store.RunInfo{}, err
 	}
-	w, err := db.BeginRun(ctx, store.RunMeta{DatasetID: datasetID, Profile: p.Name, Endings: Endings(p), Fingerprints: fps})
+	w, err := db.BeginRun(ctx, store.RunMeta{DatasetID: datasetID, Profile: p.Name, Endings: Endings(p), Fingerprints: fps, PromptVersion: o.PromptVersion})
 	if err != nil {
 		return store.RunInfo{}, err
 	}
@@ -171,17 +180,32 @@ func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options,
 		}
 	}
 	var rejErr error
-	tally, err := batch.Judge(ctx, tabs.Turns, batch.Config{
+	cfg := batch.Config{
 		Judge: j, Workers: o.Workers,
 		Reject: func(r batch.Reject) {
 			if err := w.Reject(r); err != nil && rejErr == nil {
 				rejErr = err
 			}
 		},
-		Record: func(rec *persona.Record, t *persona.Turn) error {
-			return w.Add(*rec, t, store.WithSummary(store.SummaryRule, ""))
-		},
-	})
+	}
+	if o.Configure != nil {
+		o.Configure(&cfg)
+	}
+	then := cfg.Summarized
+	cfg.Summarized = func(rec *persona.Record, t *persona.Turn, s batch.Summary) error {
+		src := store.SummaryRule
+		if s.Source == batch.SummaryModel {
+			src = store.SummaryModel
+		}
+		if err := w.Add(*rec, t, store.WithSummary(src, s.RejectedBy)); err != nil {
+			return err
+		}
+		if then != nil {
+			return then(rec, t, s)
+		}
+		return nil
+	}
+	tally, err := batch.Judge(ctx, tabs.Turns, cfg)
 	if err == nil {
 		err = rejErr
 	}
@@ -216,7 +240,13 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 // rows left out and kept on the run) and judges them into a new run with
 // profile (nil: seed), returning the run's id and tally.
 func JudgeToStore(ctx context.Context, db *store.DB, turns, cards, lexicon batch.Input, profile *speech.Profile) (int64, batch.Tally, error) {
-	res, err := Run(ctx, db, Tables{Turns: turns, Cards: cards, Lexicon: lexicon}, Options{Profile: profile})
+	return JudgeToStoreWith(ctx, db, Tables{Turns: turns, Cards: cards, Lexicon: lexicon}, Options{Profile: profile})
+}
+
+// JudgeToStoreWith is JudgeToStore with all Options (a summarizer through
+// Options.Configure and Options.PromptVersion).
+func JudgeToStoreWith(ctx context.Context, db *store.DB, t Tables, o Options) (int64, batch.Tally, error) {
+	res, err := Run(ctx, db, t, o)
 	if err != nil {
 		return 0, batch.Tally{}, err
 	}
