@@ -186,6 +186,44 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("group counts %v, want %s", counts, want)
 		}
 	})
+	t.Run("a CRYSTAL item page loads its image under the site's CSP and a pair link jumps to its partner", func(t *testing.T) {
+		do(t,
+			chromedp.Navigate(ts.URL+"/crystal/demo/items/crys-001?model=paraglide-mini"),
+			chromedp.WaitVisible(chromedp.CSS(`li#ref-6`)),
+		)
+		deadline := time.Now().Add(20 * time.Second)
+		for !eval[bool](ctx, t, `document.querySelector('.item-image img').complete`) {
+			if time.Now().After(deadline) {
+				t.Fatal("the image did not load")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if w := eval[int](ctx, t, `document.querySelector('.item-image img').naturalWidth`); w <= 0 {
+			t.Errorf("image natural width %d: blocked or broken", w)
+		}
+		do(t, chromedp.Click(chromedp.CSS(`li#ref-6 a[href="#pred-4"]`)))
+		if id := eval[string](ctx, t, `(document.querySelector(':target') || {id: ""}).id`); id != "pred-4" {
+			t.Errorf("after the click the target is %q, want pred-4", id)
+		}
+		colours := eval[[]string](ctx, t, `['ref-6', 'pred-4', 'ref-2'].map(id => getComputedStyle(document.getElementById(id)).borderLeftColor)`)
+		if colours[0] != colours[1] || colours[0] == colours[2] {
+			t.Errorf("left borders ref-6 %s, pred-4 %s, unmatched ref-2 %s: a pair shares its colour, an unmatched step has none", colours[0], colours[1], colours[2])
+		}
+		eval[bool](ctx, t, `window.scrollTo(0, 0), true`)
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths := []string{filepath.Join(t.TempDir(), "crystal.png")}
+		if p := os.Getenv("EVIDENT_CRYSTAL_SCREENSHOT"); p != "" {
+			paths = append(paths, p)
+		}
+		for _, p := range paths {
+			if err := os.WriteFile(p, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }
 
 // eval evaluates a JavaScript expression in the page and decodes its value.

@@ -1,5 +1,6 @@
 // Package web is evident's screen for the character-card judge (spec
-// persona.md "Screen"; seed 000): a server-rendered site, stdlib net/http
+// persona.md "Screen"; seed 000), with a view of CRYSTAL score runs (see
+// "CRYSTAL" below): a server-rendered site, stdlib net/http
 // and html/template only, with its templates, CSS and the one small script
 // embedded in the binary. Nothing is fetched from elsewhere.
 //
@@ -45,6 +46,16 @@
 //	POST /upload                 multipart; imports and judges, then 303 to the new run
 //	POST /gold                   multipart gold file (evalrun format); stored, 303 back
 //	POST /datasets/{id}/judge    judge a stored dataset again (speech profile), 303 to the run
+//	GET  /crystal                CRYSTAL score runs and the form that scores an upload
+//	POST /crystal/score          multipart refs, preds (several), images (several), name,
+//	                             profile seed|paper; scored and kept in memory, 303 to the run
+//	GET  /crystal/{run}          the paper-style table per model and the item × model index;
+//	                             filters in the query string: model, outcome
+//	                             (correct|wrong|missing|unparseable|unmatched), q, page
+//	GET  /crystal/{run}/items/{id}?model=M  one item for one model: image, question, options,
+//	                             verdict with its rule, steps side by side with the pairs linked
+//	GET  /crystal/{run}/items/{id}/image    the item's image, from this origin
+//	GET  /crystal/{run}/table.txt, table.json, items.jsonl  crystal/report's renderings
 //	GET  /login, POST /login     only when a token is set
 //	POST /logout
 //	GET  /static/...             embedded CSS and script
@@ -114,4 +125,46 @@
 //     decision forms carry the CSRF token like every other POST.
 //   - A decision is stored before its re-judge runs; if judging fails the
 //     decision stays and the page says so.
+//
+// # CRYSTAL
+//
+// The CRYSTAL view (spec crystal.md; issue 5 item 6) shows score runs of the
+// reasoning-step scorer. It decides no score: every number comes from
+// crystal.Evaluate through report.Score, and the pages lay out report.Table and
+// the per-item crystal.ItemScore (verdict, Match with its pairs, Order, CPR).
+//
+//   - Runs live in memory for the server's lifetime; nothing is written to the
+//     store (the store's schema is the persona judge's, and `evident crystal
+//     score` has no --db). At start the embedded sample (crystal/demo) is
+//     scored twice with the lexical similarity: run "demo" (seed profile, the
+//     numbers of crystal/demo/testdata/table_seed.golden) and "demo-paper".
+//     Uploads through POST /crystal/score get the numbers 1, 2, …; the ten
+//     most recent are kept, the oldest dropped first, and all are gone after a
+//     restart.
+//   - The screen scores with the lexical similarity only (word overlap, no
+//     model): the embedding similarity needs a model directory and an onnx
+//     build, which `evident crystal score` offers. Every page names the
+//     similarity and the profile, and the table says lexical scores are not
+//     comparable with the paper's.
+//   - An upload is capped by Options.MaxUpload (all files together), checks
+//     the CSRF token after reading its parts like /upload, and is all or
+//     nothing: a references or predictions file that cannot be read (the
+//     message names the file and line, from crystal/report), predictions of
+//     which no id is in the references, or an image that is not PNG, JPEG,
+//     GIF or WebP keeps nothing. Predictions without a model are named after
+//     their file.
+//   - Images are served from this origin only (the CSP allows no other):
+//     the demo's embedded files, images uploaded with the run (matched to an
+//     item's "image" by base name) or a base64 data URI in the references. An
+//     http(s) image is not loaded; the page says why. SVG is never served.
+//   - Per item, pairs are numbered and coloured in reference order (eight
+//     colours, cycling), so a crossed order shows in the predicted column;
+//     the pairs table also gives the greedy matcher's acceptance order. Each
+//     matched step links to its partner (#ref-N ↔ #pred-N) with the
+//     similarity (three decimals; the exact value in data-similarity). Each
+//     unmatched step is marked and names its nearest step on the other side,
+//     recomputed with the run's similarity: below the threshold, or already
+//     taken by a pair with a higher similarity.
+//   - The CRYSTAL pages are in English (the benchmark's language); the
+//     layout, navigation and safety layers are the site's.
 package web

@@ -40,6 +40,15 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 		v.Title = "로그인"
 	case *errorPage:
 		v.Title = pg.Title
+		if pg.English {
+			v.Lang, v.Nav = "en", "crystal"
+		}
+	case *crystalRunsPage:
+		v.Title, v.Nav, v.Lang = "CRYSTAL runs", "crystal", "en"
+	case *crystalRunPage:
+		v.Title, v.Nav, v.Lang = "CRYSTAL · "+pg.Run.Name, "crystal", "en"
+	case *crystalItemPage:
+		v.Title, v.Nav, v.Lang = fmt.Sprintf("CRYSTAL · %s · %s", pg.ID, pg.Model), "crystal", "en"
 	}
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "layout", v); err != nil {
@@ -61,6 +70,7 @@ func (s *Server) view(r *http.Request, page any) view {
 type errorPage struct {
 	Title, Detail string
 	Status        int
+	English       bool // a CRYSTAL page's error: English, back to /crystal
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, title, detail string) {

@@ -55,6 +55,8 @@ type Server struct {
 	css   string
 	jobs  sync.Mutex // one import or judge at a time
 
+	crystal *crystalRuns // CRYSTAL score runs: the demo and this lifetime's uploads
+
 	cacheMu sync.Mutex
 	loadMu  sync.Mutex
 	cache   map[int64]*runData
@@ -81,7 +83,12 @@ func New(db *store.DB, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, opt: o, key: key, pages: pages, css: string(css), cache: map[int64]*runData{}}
+	demoRuns, err := demoCrystal(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{db: db, opt: o, key: key, pages: pages, css: string(css), cache: map[int64]*runData{},
+		crystal: &crystalRuns{runs: demoRuns}}
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, err
@@ -108,6 +115,14 @@ func New(db *store.DB, o Options) (*Server, error) {
 	m.HandleFunc("POST /upload", s.upload)
 	m.HandleFunc("POST /gold", s.goldUpload)
 	m.HandleFunc("POST /datasets/{id}/judge", s.judgeDataset)
+	m.HandleFunc("GET /crystal", s.crystalRunsPage)
+	m.HandleFunc("POST /crystal/score", s.crystalScore)
+	m.HandleFunc("GET /crystal/{run}", s.crystalRunPage)
+	m.HandleFunc("GET /crystal/{run}/table.txt", s.crystalDownload("text"))
+	m.HandleFunc("GET /crystal/{run}/table.json", s.crystalDownload("json"))
+	m.HandleFunc("GET /crystal/{run}/items.jsonl", s.crystalDownload("items"))
+	m.HandleFunc("GET /crystal/{run}/items/{id}", s.crystalItem)
+	m.HandleFunc("GET /crystal/{run}/items/{id}/image", s.crystalImage)
 	m.HandleFunc("GET /login", s.loginForm)
 	m.HandleFunc("POST /login", s.login)
 	m.HandleFunc("POST /logout", s.logout)
@@ -123,7 +138,8 @@ func parsePages() (map[string]*template.Template, error) {
 		return nil, err
 	}
 	out := map[string]*template.Template{}
-	for _, name := range []string{"run", "disagree", "review", "runs", "upload", "login", "error"} {
+	for _, name := range []string{"run", "disagree", "review", "runs", "upload", "login", "error",
+		"crystal_runs", "crystal_run", "crystal_item"} {
 		t, err := base.Clone()
 		if err != nil {
 			return nil, err
@@ -176,10 +192,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, http.StatusForbidden, "다른 사이트에서 보낸 요청입니다", "이 화면에서 보낸 양식만 받습니다.")
 			return
 		}
-		// The two upload routes check the CSRF token themselves after
+		// The three upload routes check the CSRF token themselves after
 		// reading their multipart parts under the upload limit; every other
 		// POST is small and checked here, whatever its encoding.
-		if r.URL.Path != "/upload" && r.URL.Path != "/gold" {
+		if r.URL.Path != "/upload" && r.URL.Path != "/gold" && r.URL.Path != "/crystal/score" {
 			r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 			if !s.csrfOK(r, r.PostFormValue("csrf")) {
 				s.csrfFail(w, r)

@@ -69,7 +69,8 @@ func (s *Server) uploadForm(w http.ResponseWriter, r *http.Request) {
 // form is a multipart form read whole under the size limit.
 type form struct {
 	fields map[string]string
-	files  map[string]file
+	files  map[string]file   // the last file of each field
+	all    map[string][]file // every file of each field, in order (inputs with multiple)
 }
 
 type file struct {
@@ -85,7 +86,7 @@ func readForm(w http.ResponseWriter, r *http.Request, max int64) (*form, error) 
 	if err != nil {
 		return nil, err
 	}
-	f := &form{fields: map[string]string{}, files: map[string]file{}}
+	f := &form{fields: map[string]string{}, files: map[string]file{}, all: map[string][]file{}}
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -121,6 +122,7 @@ func (f *form) add(part *multipart.Part) error {
 	}
 	if len(b) > 0 || fn != "" {
 		f.files[name] = file{name: fn, data: b}
+		f.all[name] = append(f.all[name], file{name: fn, data: b})
 	}
 	return nil
 }

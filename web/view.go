@@ -24,7 +24,8 @@ type view struct {
 	Static    bool         // the self-contained report: no forms, no server links
 	CSS       template.CSS // inlined stylesheet (Static only)
 	CSRF      string
-	Nav       string // "run", "disagree", "runs", "upload"
+	Nav       string // "run", "disagree", "runs", "upload", "crystal"
+	Lang      string // the page's language; "" is Korean (the CRYSTAL pages are English)
 	RunID     int64  // run the navigation points at; 0 for none
 	LoggedIn  bool   // a token is set and this browser used it
 	Generated string // Static only: when the report was written
@@ -374,6 +375,20 @@ func share(k, n int) string {
 	return fmt.Sprintf("%.1f %%", 100*float64(k)/float64(n))
 }
 
+// summarySource says whose summary a row shows and, when a model's rewrite
+// was thrown away, what threw it away (issue 4: the sidecar on screen).
+func summarySource(e store.Entry) string {
+	switch {
+	case e.SummarySource == store.SummaryModel:
+		return "모델이 고쳐 쓰고 검사를 통과한 문장"
+	case e.SummarySource == store.SummaryRule && e.SummaryRejectedBy != "":
+		return "규칙이 쓴 기본 문장 (모델 요약은 「" + e.SummaryRejectedBy + "」에서 걸려 되돌림)"
+	case e.SummarySource == store.SummaryRule:
+		return "규칙이 쓴 기본 문장"
+	}
+	return ""
+}
+
 func (s *Server) row(d *runData, e store.Entry, f filterView, gold map[string]store.Gold, static bool) rowView {
 	r := &e.Record
 	v := rowView{TurnID: r.TurnID, SessionID: r.SessionID, CharacterID: r.CharacterID, ModelID: r.ModelID,
@@ -385,12 +400,7 @@ func (s *Server) row(d *runData, e store.Entry, f filterView, gold map[string]st
 	if c, ok := d.cards[r.CharacterID]; ok {
 		v.Character = c.Name
 	}
-	switch e.SummarySource {
-	case store.SummaryRule:
-		v.SummarySource = "규칙이 쓴 기본 문장"
-	case store.SummaryModel:
-		v.SummarySource = "모델이 고쳐 쓰고 검사를 통과한 문장"
-	}
+	v.SummarySource = summarySource(e)
 	if r.RuleExpected != nil {
 		v.Expected = *r.RuleExpected
 	}
