@@ -39,15 +39,12 @@ func TestCardRoundTrip(t *testing.T) {
 		}
 	})
 
-	t.Run("judging against a card without a speech rule rejects the card", func(t *testing.T) {
+	t.Run("judging against a card without a speech rule stops with the reason", func(t *testing.T) {
 		turns := write(t, dir, "t.jsonl", `{"turn_id":"T1","session_id":"S","character_id":"Seraphina","model_id":"m","reply_text":"어서 와요.","first_person":null,"named_entities":[]}`+"\n")
 		lex := write(t, dir, "l.csv", "term,topic\n")
-		_, errOut, err := evident(t, "judge", "--turns", turns, "--cards", seraphina, "--lexicon", lex)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(errOut, "honorific_rule and first_person are neither") || !strings.Contains(errOut, "rejected 2") {
-			t.Errorf("stderr %q", errOut)
+		_, _, err := evident(t, "judge", "--turns", turns, "--cards", seraphina, "--lexicon", lex)
+		if err == nil || !strings.Contains(err.Error(), "honorific_rule and first_person are neither") || exitCode(err) != 2 {
+			t.Errorf("err = %v (exit %d)", err, exitCode(err))
 		}
 	})
 

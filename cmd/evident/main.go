@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/google/renameio/v2"
 	"github.com/urfave/cli/v3"
 
 	"evident/persona/batch"
@@ -150,21 +151,31 @@ func judgeCommand() *cli.Command {
 			if cmd.String("db") != "" {
 				return judgeToStore(ctx, cmd, turns, cards, lexicon, p)
 			}
+			// --out and --rejects replace their files only when the run
+			// succeeds; a failed run leaves what was there.
 			var out io.Writer = cmd.Root().Writer
+			var pending []*renameio.PendingFile
+			defer func() {
+				for _, f := range pending {
+					_ = f.Cleanup() // no-op after CloseAtomicallyReplace
+				}
+			}()
 			if path := cmd.String("out"); path != "" {
-				f, err := os.Create(path)
+				f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
 				if err != nil {
 					return err
 				}
-				defer f.Close()
+				pending = append(pending, f)
 				out = f
 			}
 			bw := bufio.NewWriterSize(out, 1<<16)
-			rejects, closeRejects, err := rejectSink(cmd)
+			rejects, flushRejects, rejectFile, err := rejectSink(cmd)
 			if err != nil {
 				return err
 			}
-			defer closeRejects()
+			if rejectFile != nil {
+				pending = append(pending, rejectFile)
+			}
 
 			j, tableRejects, err := batch.NewJudge(cards, lexicon, p)
 			if err != nil {
@@ -194,14 +205,28 @@ func judgeCommand() *cli.Command {
 			if err := bw.Flush(); err != nil {
 				return err
 			}
+			if err := flushRejects(); err != nil {
+				return err
+			}
+			for _, f := range pending {
+				if err := f.CloseAtomicallyReplace(); err != nil {
+					return err
+				}
+			}
 			if err := sum.finish(); err != nil {
 				return err
 			}
-			tally.Rejected += len(tableRejects)
 			sum.report()
-			fmt.Fprintln(cmd.Root().ErrWriter, tally)
+			w := cmd.Root().ErrWriter
+			fmt.Fprintln(w, tally) // judged + rejected = chat_turn rows read
+			if len(tableRejects) > 0 {
+				fmt.Fprintf(w, "also rejected %d card or lexicon rows\n", len(tableRejects))
+			}
 			if sum.s != nil {
-				fmt.Fprintln(cmd.Root().ErrWriter, sum.s.Tally())
+				fmt.Fprintln(w, sum.s.Tally())
+			}
+			if tally.Judged == 0 && tally.Rejected > 0 {
+				return cli.Exit("no turn could be judged: every chat_turn row was rejected (see the rejects)", 1)
 			}
 			return nil
 		},
@@ -260,29 +285,29 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon b
 	return nil
 }
 
-// rejectSink returns where rejects go: JSONL to --rejects, or one readable
-// line each on stderr.
-func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, error) {
+// rejectSink returns where rejects go: JSONL to --rejects (a pending file the
+// caller replaces on success; flush before that), or one readable line each
+// on stderr.
+func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, *renameio.PendingFile, error) {
 	path := cmd.String("rejects")
 	if path == "" {
 		w := cmd.Root().ErrWriter
 		return func(r batch.Reject) {
-			fmt.Fprintf(w, "reject %s:%d: %s\n", r.File, r.Line, r.Reason)
-		}, func() error { return nil }, nil
+			if r.Line > 0 {
+				fmt.Fprintf(w, "reject %s:%d: %s\n", r.File, r.Line, r.Reason)
+			} else {
+				fmt.Fprintf(w, "reject %s: %s\n", r.File, r.Reason)
+			}
+		}, func() error { return nil }, nil, nil
 	}
-	f, err := os.Create(path)
+	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	bw := bufio.NewWriter(f)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	return func(r batch.Reject) { _ = enc.Encode(r) }, func() error {
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return f.Close()
-	}, nil
+	return func(r batch.Reject) { _ = enc.Encode(r) }, bw.Flush, f, nil
 }
 
 func checkCommand() *cli.Command {

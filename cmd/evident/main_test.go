@@ -247,3 +247,59 @@ func TestJudgeIntoStore(t *testing.T) {
 		t.Errorf("--db with --out: err = %v", err)
 	}
 }
+
+// TestFailedRunsKeepOldFiles and the swapped-table cases: a run that fails
+// leaves --out and --rejects as they were, a wrong table is a clear error,
+// and a run that judges nothing exits 1.
+func TestFailedRunsKeepOldFiles(t *testing.T) {
+	dir := t.TempDir()
+	out := write(t, dir, "out.jsonl", "precious\n")
+	rej := write(t, dir, "rej.jsonl", "also precious\n")
+	cards := write(t, dir, "cards.json", cardsTable)
+	lex := write(t, dir, "lexicon.csv", "term,topic\n선거,현실 정치\n")
+	good := write(t, dir, "turns.jsonl", `{"turn_id":"T1","session_id":"S","character_id":"C1","model_id":"m","reply_text":"검을 잡아.","first_person":"나","named_entities":[]}`+"\n")
+
+	t.Run("a missing turns file leaves --out and --rejects untouched", func(t *testing.T) {
+		_, _, err := evident(t, "judge", "--turns", filepath.Join(dir, "missing.jsonl"), "--cards", cards, "--lexicon", lex, "--out", out, "--rejects", rej)
+		if err == nil {
+			t.Fatal("no error")
+		}
+		for path, want := range map[string]string{out: "precious\n", rej: "also precious\n"} {
+			if b, _ := os.ReadFile(path); string(b) != want {
+				t.Errorf("%s now holds %q", path, b)
+			}
+		}
+	})
+	t.Run("a good run replaces --out", func(t *testing.T) {
+		if _, _, err := evident(t, "judge", "--turns", good, "--cards", cards, "--lexicon", lex, "--out", out, "--rejects", rej); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(out); !strings.Contains(string(b), `"turn_id":"T1"`) {
+			t.Errorf("out = %q", b)
+		}
+		if b, _ := os.ReadFile(rej); len(b) != 0 {
+			t.Errorf("rejects = %q, want empty", b)
+		}
+	})
+	t.Run("a turns table given as the lexicon is refused", func(t *testing.T) {
+		_, _, err := evident(t, "judge", "--turns", good, "--cards", cards, "--lexicon", good)
+		if err == nil || !strings.Contains(err.Error(), "no topic_lexicon row could be read") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("a lexicon given as the cards is refused", func(t *testing.T) {
+		_, _, err := evident(t, "judge", "--turns", good, "--cards", lex, "--lexicon", lex)
+		if err == nil || !strings.Contains(err.Error(), "no character_card row could be read") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("a run where every turn is rejected exits 1", func(t *testing.T) {
+		bad := write(t, dir, "bad.jsonl", `{"turn_id":"T1","session_id":"S","character_id":"nobody","model_id":"m"}`+"\n")
+		_, errOut, err := evident(t, "judge", "--turns", bad, "--cards", cards, "--lexicon", lex)
+		if exitCode(err) != 1 || !strings.Contains(errOut, "judged 0 (") {
+			t.Errorf("err = %v, stderr %q", err, errOut)
+		}
+	})
+}
+
+const cardsTable = `[{"character_id":"C1","name":"도강","honorific_rule":"반말","first_person":"나","canon_entities":["하늘"],"forbidden_topics":["현실 정치"],"entity_roles":[]}]`

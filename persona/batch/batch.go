@@ -668,17 +668,31 @@ func rawTurnID(raw ingest.Raw) *string {
 	return nil
 }
 
+func rejectText(r Reject) string {
+	if r.Line > 0 {
+		return fmt.Sprintf("line %d: %s", r.Line, r.Reason)
+	}
+	return r.Reason
+}
+
 // NewJudge loads the card and lexicon tables and prepares a judge with
 // profile (nil: the seed profile). Rows of either table that cannot be used
-// come back as rejects; the error is fatal (a table cannot be read).
+// come back as rejects; the error is fatal: a table cannot be read, or it has
+// rows and none of them can be used (a swapped or wrong table).
 func NewJudge(cards, lexicon Input, profile *speech.Profile) (*persona.Judge, []Reject, error) {
 	cs, rej, err := LoadCards(cards)
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(cs) == 0 && len(rej) > 0 {
+		return nil, nil, fmt.Errorf("%s: no character_card row could be read (is it the right table?); first: %s", cards.Name, rejectText(rej[0]))
+	}
 	lex, lrej, err := LoadLexicon(lexicon)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(lex) == 0 && len(lrej) > 0 {
+		return nil, nil, fmt.Errorf("%s: no topic_lexicon row could be read (is it the right table?); first: %s", lexicon.Name, rejectText(lrej[0]))
 	}
 	j, err := persona.NewJudge(cs, lex, profile)
 	if err != nil {
