@@ -401,3 +401,41 @@ func TestRecordBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCoverage: a verdict file must hold one record per judgeable turn;
+// a dropped turn and a repeated record are failures even when every record
+// passes the ten checks.
+func TestCheckCoverage(t *testing.T) {
+	dir := "../testdata/seed"
+	turns, cards, lex := mustInput(t, filepath.Join(dir, "turns.jsonl")), mustInput(t, filepath.Join(dir, "cards.json")), mustInput(t, filepath.Join(dir, "lexicon.csv"))
+	recs, _, _ := run(t, turns, cards, lex)
+	j, _, _ := NewJudge(cards, lex, nil)
+	var b bytes.Buffer
+	for i, r := range recs {
+		if r.TurnID == "T-004519" {
+			continue // dropped
+		}
+		line, _ := json.Marshal(r)
+		b.Write(append(line, '\n'))
+		if i == 0 {
+			b.Write(append(line, '\n')) // repeated
+		}
+	}
+	rep, err := Check(context.Background(), bytesInput("v.jsonl", ingest.JSONL, b.Bytes()), turns, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() || rep.Missing != 1 || rep.Repeated != 1 || rep.Records != len(recs) {
+		t.Fatalf("missing %d repeated %d records %d ok %v", rep.Missing, rep.Repeated, rep.Records, rep.OK())
+	}
+	last := rep.Failures[len(rep.Failures)-1]
+	if last.TurnID != "T-004519" || last.Reason != "no record for this turn of the log" {
+		t.Errorf("last failure %+v", last)
+	}
+	t.Run("an empty verdict file fails for every turn", func(t *testing.T) {
+		rep, _ := Check(context.Background(), bytesInput("v.jsonl", ingest.JSONL, nil), turns, j)
+		if rep.OK() || rep.Missing != len(recs) {
+			t.Errorf("missing %d of %d", rep.Missing, len(recs))
+		}
+	})
+}

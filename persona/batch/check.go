@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 
 	"evident/persona"
 	"evident/persona/ingest"
@@ -20,9 +21,14 @@ type CheckReport struct {
 	// SchemaFail counts records that do not validate against the seed's
 	// output schema; Unreadable counts lines that are not a JSON record.
 	SchemaFail, Unreadable int
-	// Failures lists every failed check (and schema or read failure, with
-	// Check 0), in file order.
+	// Failures lists every failed check (and schema, read or coverage
+	// failure, with Check 0), in file order; missing turns come last.
 	Failures []Failure
+	// Missing counts judgeable turns of the log with no record; Repeated
+	// counts records for a turn that already had one. Both are failures: a
+	// verdict file must cover every turn exactly once (spec persona.md
+	// "Output": every judgeable turn produces exactly one record).
+	Missing, Repeated int
 }
 
 // Failure is one failed check of one record. Line is the record's 1-based
@@ -82,6 +88,7 @@ func Check(ctx context.Context, verdicts, turns Input, j *persona.Judge) (*Check
 	}
 	defer vf.Close()
 	rep := &CheckReport{}
+	covered := map[string]int{} // turn_id → line of its first record
 	br := bufio.NewReaderSize(vf, 1<<16)
 	for line := 1; ; line++ {
 		if err := ctx.Err(); err != nil {
@@ -92,12 +99,31 @@ func Check(ctx context.Context, verdicts, turns Input, j *persona.Judge) (*Check
 			return nil, fmt.Errorf("%s: line %d: %w", verdicts.Name, line, rerr)
 		}
 		if len(trimSpace(b)) > 0 {
-			rep.checkLine(line, b, j, byID, pos, sessions, lookup)
+			if id, ok := rep.checkLine(line, b, j, byID, pos, sessions, lookup); ok {
+				if at, dup := covered[id]; dup {
+					rep.Repeated++
+					rep.Failures = append(rep.Failures, Failure{Line: line, TurnID: id, Reason: fmt.Sprintf("a second record for turn %q (first at line %d)", id, at)})
+				} else {
+					covered[id] = line
+				}
+			}
 		}
 		if rerr == io.EOF {
-			return rep, nil
+			break
 		}
 	}
+	var missing []string
+	for id := range byID {
+		if _, ok := covered[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	sort.Slice(missing, func(a, b int) bool { return pos[missing[a]] < pos[missing[b]] })
+	rep.Missing = len(missing)
+	for _, id := range missing {
+		rep.Failures = append(rep.Failures, Failure{TurnID: id, Reason: "no record for this turn of the log"})
+	}
+	return rep, nil
 }
 
 func trimSpace(b []byte) []byte {
@@ -107,13 +133,15 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
+// checkLine checks one record line and returns its turn_id (false when the
+// line is not a record).
 func (rep *CheckReport) checkLine(line int, b []byte, j *persona.Judge, byID map[string]*persona.Turn,
-	pos map[string]int, h persona.History, lookup func(string) (*persona.Turn, bool)) {
+	pos map[string]int, h persona.History, lookup func(string) (*persona.Turn, bool)) (string, bool) {
 	var r persona.Record
 	if err := json.Unmarshal(b, &r); err != nil {
 		rep.Unreadable++
 		rep.Failures = append(rep.Failures, Failure{Line: line, Reason: "not a verdict record: " + err.Error()})
-		return
+		return "", false
 	}
 	rep.Records++
 	if err := persona.ValidateJSON(b); err != nil {
@@ -129,6 +157,7 @@ func (rep *CheckReport) checkLine(line int, b []byte, j *persona.Judge, byID map
 		rep.Fail[c.ID-1]++
 		rep.Failures = append(rep.Failures, Failure{Line: line, TurnID: r.TurnID, Check: c.ID, Reason: c.Reason})
 	}
+	return r.TurnID, true
 }
 
 // WriteText prints the report for people: one line per check with pass and
@@ -139,6 +168,7 @@ func (rep *CheckReport) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%2d  %-4s pass %d  fail %d  %s\n", i+1, passMark(rep.Fail[i] == 0), rep.Pass[i], rep.Fail[i], name)
 	}
 	fmt.Fprintf(w, "schema  %s fail %d · unreadable lines %d\n", passMark(rep.SchemaFail == 0), rep.SchemaFail, rep.Unreadable)
+	fmt.Fprintf(w, "coverage  %s turns without a record %d · repeated records %d\n", passMark(rep.Missing == 0 && rep.Repeated == 0), rep.Missing, rep.Repeated)
 	for i, f := range rep.Failures {
 		if i == 20 {
 			fmt.Fprintf(w, "… and %d more failures\n", len(rep.Failures)-20)
