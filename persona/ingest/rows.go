@@ -288,6 +288,13 @@ func (r *Rows) nextCSV() (Raw, error) {
 	for {
 		rec, text, startLine, err := r.readCSV()
 		var pe *csv.ParseError
+		if errors.As(err, &pe) && pe.Line > pe.StartLine && (errors.Is(pe.Err, csv.ErrQuote) || errors.Is(pe.Err, csv.ErrBareQuote)) {
+			// A quote opened on one line and not closed properly swallows
+			// every line up to where the reader gave up: those rows cannot
+			// be told apart, so one reject would hide many rows. Stop.
+			return Raw{}, fmt.Errorf("line %d: a quoted cell that starts on this record is not closed properly (the CSV reader gave up at line %d, column %d: %v); lines %d to %d cannot be split into rows",
+				pe.StartLine, pe.Line, runeColumn(text, startLine, pe.Line, pe.Column), pe.Err, pe.StartLine, pe.Line)
+		}
 		if errors.As(err, &pe) {
 			return Raw{Line: pe.StartLine, Err: &RowError{
 				Line:   pe.Line,

@@ -864,3 +864,24 @@ func TestAdversarialInputsStayFast(t *testing.T) {
 		})
 	}
 }
+
+// TestCSVUnclosedQuoteIsFatal: a quote that swallows the lines after it would
+// hide many rows in one reject, so reading stops with the lines named.
+func TestCSVUnclosedQuoteIsFatal(t *testing.T) {
+	in := "term,topic\n선거,현실 정치\n\"국회,현실 정치\n처방,의료 조언\n투표,현실 정치\n"
+	rows, err := NewRows(strings.NewReader(in), CSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rows.Next()
+	if err != nil || raw.Line != 2 {
+		t.Fatalf("first row: %+v %v", raw, err)
+	}
+	_, err = rows.Next()
+	if err == nil || !strings.Contains(err.Error(), "line 3: a quoted cell") || !strings.Contains(err.Error(), "lines 3 to 5") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, again := rows.Next(); again == nil || again.Error() != err.Error() {
+		t.Errorf("the next call gave %v, want the same error", again)
+	}
+}

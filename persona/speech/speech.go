@@ -121,7 +121,9 @@ func appendNonEmpty(dst, src []string) []string {
 // ReadEndings parses an ending list: one ending a line; blank lines and lines
 // starting with '#' are skipped; a line starting with '!' adds a noun exception
 // instead. Surrounding spaces are trimmed. Errors name the 1-based line: a line
-// with inner whitespace (an ending is part of one word) or invalid UTF-8.
+// with inner whitespace (an ending is part of one word), invalid UTF-8, an
+// ending or noun without a Hangul syllable (a last 어절 always ends in one), or
+// a final consonant alone ("ㅂ" without the rest).
 func ReadEndings(r io.Reader) (endings, exceptions []string, err error) {
 	br := bufio.NewReader(r)
 	for line := 1; ; line++ {
@@ -137,10 +139,19 @@ func ReadEndings(r io.Reader) (endings, exceptions []string, err error) {
 		case strings.ContainsFunc(s, unicode.IsSpace):
 			return nil, nil, fmt.Errorf("line %d: ending %q contains a space; an ending is the end of one word", line, s)
 		case strings.HasPrefix(s, "!"):
-			if x := strings.TrimSpace(s[1:]); x != "" {
-				exceptions = append(exceptions, x)
+			x := strings.TrimSpace(s[1:])
+			if !strings.ContainsFunc(x, IsSyllable) {
+				return nil, nil, fmt.Errorf("line %d: noun exception %q needs a Hangul noun after '!'", line, s)
 			}
+			exceptions = append(exceptions, x)
 		default:
+			r, n := utf8.DecodeRuneInString(s)
+			switch {
+			case jamoFinal(r) != 0 && n == len(s):
+				return nil, nil, fmt.Errorf("line %d: ending %q needs the rest of the ending after the final consonant (e.g. ㅂ니까)", line, s)
+			case !strings.ContainsFunc(s, IsSyllable):
+				return nil, nil, fmt.Errorf("line %d: ending %q has no Hangul syllable, so no last 어절 can end with it", line, s)
+			}
 			endings = append(endings, s)
 		}
 		if rerr == io.EOF {

@@ -130,12 +130,19 @@ func TestReadEndings(t *testing.T) {
 		t.Errorf("With must not change the seed profile, got %q", got)
 	}
 
-	t.Run("an ending with a space is an error naming the line", func(t *testing.T) {
-		_, _, err := ReadEndings(strings.NewReader("요\n해 요\n"))
-		if err == nil || !strings.Contains(err.Error(), "line 2") {
-			t.Fatalf("err = %v, want line 2", err)
-		}
-	})
+	for _, tt := range []struct{ name, in string }{
+		{"an ending with a space", "요\n해 요\n"},
+		{"a final consonant alone", "요\nㅂ\n"},
+		{"an ending without Hangul", "요\nabc\n"},
+		{"a bare exception mark", "요\n!\n"},
+	} {
+		t.Run(tt.name+" is an error naming the line", func(t *testing.T) {
+			_, _, err := ReadEndings(strings.NewReader(tt.in))
+			if err == nil || !strings.Contains(err.Error(), "line 2") {
+				t.Fatalf("err = %v, want line 2", err)
+			}
+		})
+	}
 }
 
 func TestByName(t *testing.T) {
