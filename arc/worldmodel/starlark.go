@@ -423,15 +423,8 @@ func actionOf(v starlark.Value) (session.Action, error) {
 		return session.Action{}, fmt.Errorf("action %s: want a dict {\"name\": \"ACTIONn\", ...} or a name string", short(v))
 	}
 	a := session.Action{Name: string(s)}
-	switch {
-	case a.Name == "RESET":
-		return a, errors.New("RESET is never part of a plan (the controller starts new attempts)")
-	case len(a.Name) != 7 || !strings.HasPrefix(a.Name, "ACTION") || a.Name[6] < '1' || a.Name[6] > '7':
-		return a, fmt.Errorf("action name %q, want ACTION1..ACTION7", a.Name)
-	case a.Name != "ACTION6":
-		return a, nil
-	case !isDict:
-		return a, errors.New("ACTION6 needs a dict with \"x\" and \"y\"")
+	if needXY, err := checkPlanAction(a.Name, isDict); err != nil || !needXY {
+		return a, err
 	}
 	for _, c := range []struct {
 		key string
@@ -611,4 +604,22 @@ func (m *Starlark) builtinLoadFullFrame(_ *starlark.Thread, b *starlark.Builtin,
 	}
 	m.fullFrames[level] = v
 	return v, nil
+}
+
+// checkPlanAction checks the name of one planned action (spec arc.md, the
+// planner's contract): RESET is never planned, names are ACTION1..ACTION7,
+// and ACTION6 must come as a dict whose "x" and "y" the caller reads next
+// (needXY).
+func checkPlanAction(name string, isDict bool) (needXY bool, err error) {
+	switch {
+	case name == "RESET":
+		return false, errors.New("RESET is never part of a plan (the controller starts new attempts)")
+	case len(name) != 7 || !strings.HasPrefix(name, "ACTION") || name[6] < '1' || name[6] > '7':
+		return false, fmt.Errorf("action name %q, want ACTION1..ACTION7", name)
+	case name != "ACTION6":
+		return false, nil
+	case !isDict:
+		return false, errors.New("ACTION6 needs a dict with \"x\" and \"y\"")
+	}
+	return true, nil
 }

@@ -661,15 +661,8 @@ func planAction(raw json.RawMessage) (session.Action, error) {
 		return session.Action{}, notAction
 	}
 	a := session.Action{Name: name}
-	switch {
-	case a.Name == "RESET":
-		return a, errors.New("RESET is never part of a plan (the controller starts new attempts)")
-	case len(a.Name) != 7 || !strings.HasPrefix(a.Name, "ACTION") || a.Name[6] < '1' || a.Name[6] > '7':
-		return a, fmt.Errorf("action name %q, want ACTION1..ACTION7", a.Name)
-	case a.Name != "ACTION6":
-		return a, nil
-	case !isDict:
-		return a, errors.New("ACTION6 needs a dict with \"x\" and \"y\"")
+	if needXY, err := checkPlanAction(a.Name, isDict); err != nil || !needXY {
+		return a, err
 	}
 	for _, c := range []struct {
 		key string
