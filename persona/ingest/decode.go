@@ -10,11 +10,13 @@ import (
 	"time"
 	"unicode/utf8"
 
-	gojson "github.com/goccy/go-json"
+	jsoniter "github.com/json-iterator/go"
 	"golang.org/x/text/unicode/norm"
 
 	"evident/persona"
 )
+
+var jsonStd = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // What each column must hold, for error messages.
 const (
@@ -426,11 +428,11 @@ func decodeTurnJSON(raw Raw) (persona.Turn, *RowError) {
 		return persona.Turn{}, e
 	}
 	var j turnJSON
-	// goccy/go-json is the fast reader. It skips unknown columns without
+	// json-iterator is the fast reader. It skips unknown columns without
 	// checking their syntax, so the row is validated first. On any failure
 	// encoding/json, the reference, decides and words the error (its error
 	// types carry the offsets).
-	if !json.Valid(raw.JSON) || gojson.Unmarshal(raw.JSON, &j) != nil {
+	if !json.Valid(raw.JSON) || jsonStd.Unmarshal(raw.JSON, &j) != nil {
 		return decodeTurnJSONStd(raw)
 	}
 	return turnFromJSON(raw, &j)
@@ -446,7 +448,7 @@ func DecodeTurnChecked(raw Raw) (persona.Turn, error) {
 		return DecodeTurn(raw)
 	}
 	var j turnJSON
-	if gojson.Unmarshal(raw.JSON, &j) != nil {
+	if jsonStd.Unmarshal(raw.JSON, &j) != nil {
 		return DecodeTurn(raw)
 	}
 	t, err := turnFromJSON(raw, &j)
@@ -457,7 +459,7 @@ func DecodeTurnChecked(raw Raw) (persona.Turn, error) {
 }
 
 // decodeTurnJSONStd decodes a chat_turn JSON row with encoding/json: the
-// reference decoder, used when goccy/go-json fails on a row, and the writer
+// reference decoder, used when json-iterator fails on a row, and the writer
 // of every syntax and type error.
 func decodeTurnJSONStd(raw Raw) (persona.Turn, *RowError) {
 	if e := checkJSON(raw); e != nil {

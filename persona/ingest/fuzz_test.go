@@ -124,7 +124,7 @@ func FuzzRowsCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRows(t, data, CSV) })
 }
 
-// FuzzDecodeTurnLibraries holds the fast reader (goccy/go-json) to
+// FuzzDecodeTurnLibraries holds the fast reader (json-iterator) to
 // encoding/json: DecodeTurn and the encoding/json-only decoder must give the
 // same turn, or the same error, on any row; and DecodeTurnChecked must give
 // the same turn on every row DecodeTurn accepts.
@@ -144,7 +144,7 @@ func FuzzDecodeTurnLibraries(f *testing.F) {
 		fast, ferr := DecodeTurn(raw)
 		std, serr := decodeTurnJSONStd(raw)
 		if (ferr == nil) != (serr == nil) || show(fast) != show(std) || (fast.NamedEntities == nil) != (std.NamedEntities == nil) {
-			t.Fatalf("goccy/go-json and encoding/json differ on %q:\nfast %s %v\nstd  %s %v", data, show(fast), ferr, show(std), serr)
+			t.Fatalf("json-iterator and encoding/json differ on %q:\nfast %s %v\nstd  %s %v", data, show(fast), ferr, show(std), serr)
 		}
 		if ferr == nil {
 			checked, err := DecodeTurnChecked(raw)
