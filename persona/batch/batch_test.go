@@ -443,3 +443,22 @@ func TestCheckCoverage(t *testing.T) {
 		}
 	})
 }
+
+// TestRepeatedRowIsNotAnEarlierTurn: a row repeating an accepted turn_id is
+// rejected and must not count as an earlier turn for recall, even when it is
+// the only row naming the asked entity.
+func TestRepeatedRowIsNotAnEarlierTurn(t *testing.T) {
+	turns := strings.Join([]string{
+		`{"turn_id":"T1","session_id":"S","character_id":"C1","model_id":"m","reply_text":"응.","named_entities":[]}`,
+		`{"turn_id":"T1","session_id":"S","character_id":"C1","model_id":"m","reply_text":"하늘이 왔어.","named_entities":["하늘"]}`,
+		`{"turn_id":"T2","session_id":"S","character_id":"C1","model_id":"m","user_message":"동생 기억나?","reply_text":"글쎄.","named_entities":[],"user_asked_recall":true}`,
+	}, "\n") + "\n"
+	recs, rejects, _ := run(t, bytesInput("t.jsonl", ingest.JSONL, []byte(turns)),
+		bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)))
+	if len(recs) != 2 || len(rejects) != 1 || rejects[0].Line != 2 {
+		t.Fatalf("records %d rejects %+v", len(recs), rejects)
+	}
+	if recs[1].Verdict != persona.Kept || recs[1].RecallSourceTurn != nil {
+		t.Errorf("T2: %q source %v; the rejected repeat named 하늘, no turn did", recs[1].Verdict, recs[1].RecallSourceTurn)
+	}
+}
