@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/google/renameio/v2"
 	"github.com/urfave/cli/v3"
@@ -293,7 +294,7 @@ func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, *renameio.P
 	if path == "" {
 		w := cmd.Root().ErrWriter
 		return func(r batch.Reject) {
-			if r.Line > 0 {
+			if r.Line > 0 && !strings.HasPrefix(r.Reason, "line ") {
 				fmt.Fprintf(w, "reject %s:%d: %s\n", r.File, r.Line, r.Reason)
 			} else {
 				fmt.Fprintf(w, "reject %s: %s\n", r.File, r.Reason)
@@ -362,7 +363,7 @@ func checkCommand() *cli.Command {
 				fmt.Fprintln(w, st)
 			}
 			if !rep.OK() {
-				return cli.Exit(fmt.Sprintf("%d check failures in %s", len(rep.Failures), path), 1)
+				return cli.Exit(fmt.Sprintf("%s: check failures: %d", path, len(rep.Failures)), 1)
 			}
 			return nil
 		},

@@ -670,8 +670,10 @@ func rawTurnID(raw ingest.Raw) *string {
 	return nil
 }
 
+// rejectText is a reject for people: the reason, after the line when the
+// reason does not already start with it.
 func rejectText(r Reject) string {
-	if r.Line > 0 {
+	if r.Line > 0 && !strings.HasPrefix(r.Reason, "line ") {
 		return fmt.Sprintf("line %d: %s", r.Line, r.Reason)
 	}
 	return r.Reason

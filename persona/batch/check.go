@@ -15,20 +15,23 @@ import (
 // CheckReport totals the ten automatic checks over a verdict file.
 type CheckReport struct {
 	// Records is the number of verdict records read.
-	Records int
+	Records int `json:"records"`
 	// Pass and Fail count records per check; index i is check i+1.
-	Pass, Fail [10]int
+	Pass [10]int `json:"pass"`
+	Fail [10]int `json:"fail"`
 	// SchemaFail counts records that do not validate against the seed's
 	// output schema; Unreadable counts lines that are not a JSON record.
-	SchemaFail, Unreadable int
+	SchemaFail int `json:"schema_fail"`
+	Unreadable int `json:"unreadable"`
 	// Failures lists every failed check (and schema, read or coverage
 	// failure, with Check 0), in file order; missing turns come last.
-	Failures []Failure
+	Failures []Failure `json:"failures"`
 	// Missing counts judgeable turns of the log with no record; Repeated
 	// counts records for a turn that already had one. Both are failures: a
 	// verdict file must cover every turn exactly once (spec persona.md
 	// "Output": every judgeable turn produces exactly one record).
-	Missing, Repeated int
+	Missing  int `json:"missing"`
+	Repeated int `json:"repeated"`
 }
 
 // Failure is one failed check of one record. Line is the record's 1-based
@@ -174,7 +177,17 @@ func (rep *CheckReport) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "… and %d more failures\n", len(rep.Failures)-20)
 			break
 		}
-		fmt.Fprintf(w, "line %d %s: check %d: %s\n", f.Line, f.TurnID, f.Check, f.Reason)
+		where := f.TurnID
+		if f.Line > 0 {
+			where = fmt.Sprintf("line %d %s", f.Line, f.TurnID)
+		}
+		what := "coverage"
+		if f.Check > 0 {
+			what = fmt.Sprintf("check %d", f.Check)
+		} else if f.Line > 0 {
+			what = "record"
+		}
+		fmt.Fprintf(w, "%s: %s: %s\n", where, what, f.Reason)
 	}
 }
 
