@@ -27,7 +27,6 @@ import (
 	"evident/persona/runstore"
 	"evident/persona/speech"
 	"evident/persona/summarize"
-	"evident/store"
 )
 
 func main() {
@@ -105,6 +104,16 @@ func tables(cmd *cli.Command) (turns, cards, lexicon batch.Input, err error) {
 	return turns, cards, lexicon, nil
 }
 
+// tablesAndProfile resolves the table flags and the speech profile, which
+// every command that judges needs together.
+func tablesAndProfile(cmd *cli.Command) (turns, cards, lexicon batch.Input, p *speech.Profile, err error) {
+	if turns, cards, lexicon, err = tables(cmd); err != nil {
+		return
+	}
+	p, err = profile(cmd)
+	return
+}
+
 // profile resolves --speech-profile and --endings.
 func profile(cmd *cli.Command) (*speech.Profile, error) {
 	p, err := speech.ByName(cmd.String("speech-profile"))
@@ -141,11 +150,7 @@ func judgeCommand() *cli.Command {
 			&cli.StringFlag{Name: "db", Usage: "store the tables and the run in this SQLite store instead of printing records (see evident serve)"},
 		), summaryFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			turns, cards, lexicon, err := tables(cmd)
-			if err != nil {
-				return err
-			}
-			p, err := profile(cmd)
+			turns, cards, lexicon, p, err := tablesAndProfile(cmd)
 			if err != nil {
 				return err
 			}
@@ -246,7 +251,7 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon b
 		// The run holds the store's write lock until it commits.
 		return fmt.Errorf("--cache must be another file than --db")
 	}
-	db, err := store.Open(ctx, cmd.String("db"))
+	db, err := openStore(ctx, cmd)
 	if err != nil {
 		return err
 	}
@@ -321,11 +326,7 @@ func checkCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			turns, cards, lexicon, err := tables(cmd)
-			if err != nil {
-				return err
-			}
-			p, err := profile(cmd)
+			turns, cards, lexicon, p, err := tablesAndProfile(cmd)
 			if err != nil {
 				return err
 			}

@@ -128,11 +128,7 @@ func importCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-judge", Usage: "only import; judge later from the screen's run list"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			turns, cards, lexicon, err := tables(cmd)
-			if err != nil {
-				return err
-			}
-			p, err := profile(cmd)
+			turns, cards, lexicon, p, err := tablesAndProfile(cmd)
 			if err != nil {
 				return err
 			}
