@@ -2,6 +2,7 @@ package frame
 
 import (
 	"bytes"
+	"evident/arc/internal/fileerr"
 	"fmt"
 	"io"
 	"os"
@@ -22,23 +23,7 @@ type ParseError struct {
 // Error formats the error as "file:line:col: frame: msg", leaving out the
 // parts that are unknown.
 func (e *ParseError) Error() string {
-	var b []byte
-	if e.File != "" {
-		b = append(b, e.File...)
-		b = append(b, ':')
-	}
-	if e.Line > 0 {
-		b = fmt.Appendf(b, "%d:", e.Line)
-		if e.Col > 0 {
-			b = fmt.Appendf(b, "%d:", e.Col)
-		}
-	}
-	if len(b) > 0 {
-		b = append(b, ' ')
-	}
-	b = append(b, "frame: "...)
-	b = append(b, e.Msg...)
-	return string(b)
+	return fileerr.Format(e.File, e.Line, e.Col, "frame", e.Msg)
 }
 
 // hexVal maps an ASCII byte to its hex value, or 0xFF when it is not a hex

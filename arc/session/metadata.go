@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"evident/arc/internal/fileerr"
 	"fmt"
 	"io"
 	"slices"
@@ -32,23 +33,7 @@ type ParseError struct {
 // Error formats the error as "file:line:col: session: msg", leaving out the
 // parts that are unknown.
 func (e *ParseError) Error() string {
-	var b []byte
-	if e.File != "" {
-		b = append(b, e.File...)
-		b = append(b, ':')
-	}
-	if e.Line > 0 {
-		b = fmt.Appendf(b, "%d:", e.Line)
-		if e.Col > 0 {
-			b = fmt.Appendf(b, "%d:", e.Col)
-		}
-	}
-	if len(b) > 0 {
-		b = append(b, ' ')
-	}
-	b = append(b, "session: "...)
-	b = append(b, e.Msg...)
-	return string(b)
+	return fileerr.Format(e.File, e.Line, e.Col, "session", e.Msg)
 }
 
 // Metadata is one step_kkkk_metadata.json or initial_metadata.json (spec
