@@ -2,10 +2,11 @@ package frame
 
 import (
 	"bytes"
-	"evident/arc/internal/fileerr"
 	"fmt"
 	"io"
 	"os"
+
+	"evident/arc/internal/fileerr"
 )
 
 // ParseError is a syntax or shape error in an ASCII frame (spec arc.md

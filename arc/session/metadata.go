@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"evident/arc/internal/fileerr"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"evident/arc/internal/fileerr"
 )
 
 // Game states of the API's FrameResponse.state, as written in metadata
