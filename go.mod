@@ -7,6 +7,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/renameio/v2 v2.0.2
 	github.com/json-iterator/go v1.1.12
+	github.com/lanrat/extsort v1.5.0
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1

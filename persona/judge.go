@@ -50,6 +50,36 @@ func NewJudge(cards []Card, lexicon []LexiconRow, profile *speech.Profile) (*Jud
 	return j, nil
 }
 
+// recallAsked returns the first entity_roles row of c whose role occurs
+// verbatim in t's user_message (spec persona.md rule 4); "" when none or the
+// message is null. It does not look at user_asked_recall.
+func (c *cardRules) recallAsked(t *Turn) (role, entity string) {
+	if t.UserMessage == nil {
+		return "", ""
+	}
+	for _, er := range c.EntityRoles {
+		if er.Role != "" && strings.Contains(*t.UserMessage, er.Role) {
+			return er.Role, er.Entity
+		}
+	}
+	return "", ""
+}
+
+// RecallQuery returns the entity the recall rule will ask History.Earliest
+// about for t (spec persona.md rule 4): the entity of the first entity_roles
+// row of t's card whose role occurs in user_message, when user_asked_recall
+// is true. ok is false when the rule asks nothing (not asked, no role in the
+// message, null message, or no card for t's character_id). A judge's first
+// pass uses it to index only the questions that will be asked.
+func (j *Judge) RecallQuery(t *Turn) (entity string, ok bool) {
+	c := j.cards[t.CharacterID]
+	if c == nil || !t.UserAskedRecall {
+		return "", false
+	}
+	role, entity := c.recallAsked(t)
+	return entity, role != ""
+}
+
 // RecallEntities returns every entity named in some card's entity_roles: the
 // only entities the recall rule can ask about (for NewSessionsFor).
 func (j *Judge) RecallEntities() map[string]bool {
@@ -148,14 +178,7 @@ func (j *Judge) find(t *Turn, pos int, c *cardRules, h History) Findings {
 	// Rule 4: recall, only when the user asked.
 	if t.UserAskedRecall {
 		f.RecallAsked = true
-		if t.UserMessage != nil {
-			for _, er := range c.EntityRoles {
-				if er.Role != "" && strings.Contains(*t.UserMessage, er.Role) {
-					f.RecallRole, f.RecallEntity = er.Role, er.Entity
-					break
-				}
-			}
-		}
+		f.RecallRole, f.RecallEntity = c.recallAsked(t)
 		if f.RecallRole != "" && h != nil {
 			if m, ok := h.Earliest(t, pos, f.RecallEntity); ok {
 				f.RecallSource = &m

@@ -62,11 +62,15 @@ func NewSessionsFor(entities map[string]bool) *Sessions {
 	return &Sessions{m: map[string]*session{}, keep: entities}
 }
 
-func parseTime(s string) (time.Time, bool) {
-	if s == "" {
+// SessionTime returns the time session order uses for t: its created_at
+// parsed as RFC 3339 (with or without fractional seconds). ok is false when
+// created_at is missing or does not parse; one such turn puts its whole
+// session in input order (spec persona.md "Input").
+func SessionTime(t *Turn) (at time.Time, ok bool) {
+	if t.CreatedAt == "" {
 		return time.Time{}, false
 	}
-	at, err := time.Parse(time.RFC3339Nano, s)
+	at, err := time.Parse(time.RFC3339Nano, t.CreatedAt)
 	return at, err == nil
 }
 
@@ -96,7 +100,7 @@ func (s *Sessions) Add(t *Turn, pos int) {
 		sess = &session{first: map[string]*firsts{}}
 		s.m[strings.Clone(t.SessionID)] = sess
 	}
-	at, timed := parseTime(t.CreatedAt)
+	at, timed := SessionTime(t)
 	if !timed {
 		sess.untimed = true
 	}
@@ -141,6 +145,6 @@ func (s *Sessions) Earliest(t *Turn, pos int, entity string) (Mention, bool) {
 	if sess.untimed {
 		return f.byPos.Mention, f.byPos.pos < pos
 	}
-	at, _ := parseTime(t.CreatedAt)
+	at, _ := SessionTime(t)
 	return f.byTime.Mention, before(f.byTime.at, f.byTime.pos, at, pos)
 }
