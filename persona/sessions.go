@@ -25,11 +25,15 @@ type History interface {
 // order is created_at when every turn of the session has one (ties broken by
 // input position), else input order (spec persona.md "Input"). Because that
 // choice depends on the whole session, every turn must be added before the
-// first lookup; the judge's first pass does exactly that.
+// first lookup.
 //
 // Memory: per session, one entry per distinct indexed entity (its first
-// mention in each order, with that turn's reply text), not per turn. Not safe for concurrent Add; Earliest is safe for
-// concurrent use once adding has stopped.
+// mention in each order, with that turn's reply text), not per turn, so it
+// grows with the number of sessions. It serves tables held in memory anyway
+// (evident check, tests); the batch judge
+// (persona/batch) computes the same answers in external sorts instead, and a
+// test holds the two to the same records. Not safe for concurrent Add;
+// Earliest is safe for concurrent use once adding has stopped.
 type Sessions struct {
 	m    map[string]*session
 	keep map[string]bool // entities worth indexing; nil = all

@@ -147,6 +147,7 @@ func judgeCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "write records here instead of stdout"},
 			&cli.StringFlag{Name: "rejects", Usage: "write rejected rows here as JSONL {file, line, turn_id, reason} (default: stderr)"},
 			&cli.IntFlag{Name: "workers", Usage: "parallel decoders/judges (0 = all cores)"},
+			&cli.StringFlag{Name: "tmp", Usage: "directory for the first pass's sorted runs (default: /var/tmp, else the system temp dir)"},
 			&cli.StringFlag{Name: "db", Usage: "store the tables and the run in this SQLite store instead of printing records (see evident serve)"},
 		), summaryFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -202,7 +203,7 @@ func judgeCommand() *cli.Command {
 				return err
 			}
 			defer sum.finish()
-			cfg := batch.Config{Judge: j, Out: bw, Reject: rejects, Workers: int(cmd.Int("workers"))}
+			cfg := batch.Config{Judge: j, Out: bw, Reject: rejects, Workers: int(cmd.Int("workers")), TempDir: cmd.String("tmp")}
 			sum.configure(&cfg)
 			tally, err := batch.Judge(ctx, turns, cfg)
 			if err != nil {
@@ -256,7 +257,7 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon b
 		return err
 	}
 	defer db.Close()
-	o := runstore.Options{Profile: p}
+	o := runstore.Options{Profile: p, Workers: int(cmd.Int("workers")), TempDir: cmd.String("tmp")}
 	var sum *summarySetup
 	if cmd.String("summarizer") != "none" || cmd.IsSet("summary-log") {
 		// The summarizer checks answers with a judge of the same tables.

@@ -37,6 +37,8 @@ type Options struct {
 	Strict bool
 	// Workers for batch.Judge; 0 means GOMAXPROCS.
 	Workers int
+	// TempDir for batch.Judge's first-pass index (batch.Config.TempDir).
+	TempDir string
 	// Reject, when set, also receives each rejected row as Import finds it.
 	Reject func(batch.Reject)
 	// Configure, when set, may add to JudgeDataset's batch configuration
@@ -128,7 +130,7 @@ func Import(ctx context.Context, db *store.DB, t Tables, o Options) (Imported, e
 		}
 	}
 	tally, err := batch.Judge(ctx, t.Turns, batch.Config{
-		Judge: j, Workers: o.Workers, Reject: reject,
+		Judge: j, Workers: o.Workers, TempDir: o.TempDir, Reject: reject,
 		Record: func(_ *persona.Record, tu *persona.Turn) error { return im.AddTurn(tu) },
 	})
 	if err != nil {
@@ -153,7 +155,7 @@ func Import(ctx context.Context, db *store.DB, t Tables, o Options) (Imported, e
 
 // JudgeDataset judges a stored dataset with o.Profile into a new run and
 // returns it. rejects (an import's) are stored on the run and counted in its
-// tally. Only o.Profile and o.Workers are read.
+// tally. Only o.Profile, o.Workers and o.TempDir are read.
 func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options, rejects []batch.Reject) (store.RunInfo, error) {
 	p := o.Profile
 	if p == nil {
@@ -181,7 +183,7 @@ func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options,
 	}
 	var rejErr error
 	cfg := batch.Config{
-		Judge: j, Workers: o.Workers,
+		Judge: j, Workers: o.Workers, TempDir: o.TempDir,
 		Reject: func(r batch.Reject) {
 			if err := w.Reject(r); err != nil && rejErr == nil {
 				rejErr = err
