@@ -470,7 +470,7 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 		return nil
 	})
 	if err == nil {
-		err = ix.resolve(cfg.runSize, cfg.TempDir)
+		err = ix.resolve()
 	}
 	if err != nil {
 		if cause := context.Cause(ix.ctx); cause != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {

@@ -27,20 +27,23 @@ import (
 // in-memory maps:
 //
 //  1. candidates by (turn_id, position): the first row of each id is a turn,
-//     every later one a duplicate (spec persona.md "Output"); only turns pass
-//     their session events on, so a rejected row is never an earlier turn;
+//     every later one a duplicate (spec persona.md "Output");
 //  2. session events by (session, entity, mentions before questions,
-//     position): after the session's markers say which order applies, each
-//     entity's earliest mention in that order answers each question about it
-//     that comes later (spec rule 4), which is exactly what persona.Sessions
-//     answers in memory;
+//     position). Every candidate's events go in during pass 1, so this sort
+//     runs alongside the reading; sort 1 then cancels the events of each
+//     duplicate (a cancel sorts just before the event it cancels), so a
+//     rejected row is never an earlier turn. After the session's markers say
+//     which order applies, each entity's earliest mention in that order
+//     answers each question about it that comes later (spec rule 4), which
+//     is exactly what persona.Sessions answers in memory;
 //  3. notes by position (a row pass 1 could not use, a duplicate with the
 //     line of its first row, the recall source of a question), which pass 2
 //     reads alongside the input.
 //
-// Memory is the sorters' runs (a few runSize batches at once) plus one
-// group's best mention, whatever the input's length; the temporary file holds
-// the rest and is removed when the sort ends.
+// Memory is the sorters' runs (a few runSize batches at once), their merge
+// buffers (64 KiB per run, at most 64 MiB, by the library) and one group's
+// best mention, whatever the input's length; the temporary file holds the
+// rest and is removed when the sort ends.
 
 // runSize is the default number of records a sorter holds in memory before it
 // sorts them and spills them to its temporary file.
@@ -52,7 +55,7 @@ type candidate struct {
 	hash      uint64 // of id, so that most comparisons are one integer compare
 	id        string
 	pos, line int32
-	events    []event // added to the session index when the row is a turn
+	events    []event // what the row adds to the session index; sort 1 keeps their keys only
 }
 
 // eventKind orders a session's events: markers first, then per entity its
@@ -75,6 +78,7 @@ type event struct {
 	nsec    int32
 	turnID  string  // evMention: the mentioning turn
 	reply   *string // evMention: its reply_text, which the recall evidence cites
+	cancel  bool    // sort 1 found the row a duplicate: drop the next event, which has this key
 }
 
 // noteKind says what pass 2 must know about a row.
@@ -157,6 +161,7 @@ type index struct {
 	keep       map[string]bool // entities recall can ask about
 	seed       maphash.Seed
 	candidates *sorter[candidate]
+	events     *sorter[event]
 	notes      *sorter[note]
 	closed     bool // candidates.in
 	turns      int  // accepted turns, known after resolve
@@ -169,6 +174,7 @@ func newIndex(ctx context.Context, j *persona.Judge, size int, dir string) *inde
 	ctx, cancel := context.WithCancelCause(ctx)
 	ix := &index{ctx: ctx, cancel: cancel, judge: j, keep: j.RecallEntities(), seed: maphash.MakeSeed()}
 	ix.candidates = newSorter(ctx, cancel, size, dir, appendCandidate, readCandidate, compareCandidates)
+	ix.events = newSorter(ctx, cancel, size, dir, appendEvent, readEvent, compareEvents)
 	ix.notes = newSorter(ctx, cancel, size, dir, appendNote, readNote, compareNotes)
 	return ix
 }
@@ -212,33 +218,37 @@ func (ix *index) candidate(t *persona.Turn, pos, line int32) candidate {
 // unusable notes a row that pass 1 did not turn into a candidate.
 func (ix *index) unusable(pos int32) { ix.notes.put(ix.ctx, note{pos: pos, kind: noteUnusable}) }
 
-// add queues a candidate (one goroutine, the one that calls unusable).
-func (ix *index) add(c candidate) { ix.candidates.put(ix.ctx, c) }
+// add queues a candidate and its events (one goroutine, the one that calls
+// unusable).
+func (ix *index) add(c candidate) {
+	ix.candidates.put(ix.ctx, c)
+	for _, e := range c.events {
+		ix.events.put(ix.ctx, e)
+	}
+}
 
 // resolve runs sorts 1 and 2 after the last candidate and closes the notes'
 // input; then notes may be read.
-func (ix *index) resolve(size int, dir string) error {
-	if size <= 0 {
-		size = runSize
-	}
+func (ix *index) resolve() error {
 	close(ix.candidates.in)
 	ix.closed = true
-	events := newSorter(ix.ctx, ix.cancel, size, dir, appendEvent, readEvent, compareEvents)
 
-	// Sort 1: the first candidate of each turn_id is a turn.
+	// Sort 1: the first candidate of each turn_id is a turn; a later one is
+	// a duplicate, whose events are cancelled.
 	var first *candidate
 	for c := range ix.candidates.out {
 		if first != nil && c.hash == first.hash && c.id == first.id {
 			ix.notes.put(ix.ctx, note{pos: c.pos, kind: noteDuplicate, line: first.line})
+			for _, e := range c.events {
+				e.cancel = true
+				ix.events.put(ix.ctx, e)
+			}
 			continue
 		}
 		first = &c
 		ix.turns++
-		for _, e := range c.events {
-			events.put(ix.ctx, e)
-		}
 	}
-	close(events.in)
+	close(ix.events.in)
 	if err := ix.candidates.wait(); err != nil {
 		return err
 	}
@@ -251,8 +261,20 @@ func (ix *index) resolve(size int, dir string) error {
 		entity          string
 		byPos, byTime   event
 		mentioned, open bool // open: a session is being read
+		cancelled       *event
 	)
-	for e := range events.out {
+	for e := range ix.events.out {
+		if e.cancel {
+			cancelled = &e
+			continue
+		}
+		if cancelled != nil {
+			c := cancelled
+			cancelled = nil
+			if compareEventKeys(*c, e) == 0 {
+				continue
+			}
+		}
 		if !open || e.session != session {
 			session, untimed, open = e.session, false, true
 			entity, mentioned = "", false
@@ -285,7 +307,7 @@ func (ix *index) resolve(size int, dir string) error {
 		}
 	}
 	close(ix.notes.in)
-	if err := events.wait(); err != nil {
+	if err := ix.events.wait(); err != nil {
 		return err
 	}
 	return context.Cause(ix.ctx)
@@ -357,12 +379,29 @@ func compareCandidates(a, b candidate) int {
 	return cmp.Or(cmp.Compare(a.hash, b.hash), strings.Compare(a.id, b.id), cmp.Compare(a.pos, b.pos))
 }
 
-func compareEvents(a, b event) int {
+// compareEventKeys orders events by their key: session, markers first, then
+// entity, mentions before questions, position.
+func compareEventKeys(a, b event) int {
 	return cmp.Or(strings.Compare(a.session, b.session),
 		cmp.Compare(min(a.kind, evMention), min(b.kind, evMention)), // markers first
 		strings.Compare(a.entity, b.entity),
 		cmp.Compare(a.kind, b.kind), // mentions before questions
 		cmp.Compare(a.pos, b.pos))
+}
+
+// compareEvents orders events by key, a cancel just before the event it
+// cancels.
+func compareEvents(a, b event) int {
+	if c := compareEventKeys(a, b); c != 0 {
+		return c
+	}
+	switch {
+	case a.cancel == b.cancel:
+		return 0
+	case a.cancel:
+		return -1
+	}
+	return 1
 }
 
 func compareNotes(a, b note) int { return cmp.Compare(a.pos, b.pos) }
@@ -381,11 +420,20 @@ func appendOptString(b []byte, s *string) []byte {
 	return appendString(append(b, 1), *s)
 }
 
-func appendEvent(b []byte, e event) []byte {
+// appendEventKey writes the fields compareEvents reads.
+func appendEventKey(b []byte, e event) []byte {
 	b = appendString(b, e.session)
 	b = append(b, byte(e.kind))
 	b = appendString(b, e.entity)
 	b = binary.AppendVarint(b, int64(e.pos))
+	if e.cancel {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func appendEvent(b []byte, e event) []byte {
+	b = appendEventKey(b, e)
 	b = binary.AppendVarint(b, e.sec)
 	b = binary.AppendVarint(b, int64(e.nsec))
 	b = appendString(b, e.turnID)
@@ -399,7 +447,7 @@ func appendCandidate(b []byte, c candidate) []byte {
 	b = binary.AppendVarint(b, int64(c.line))
 	b = binary.AppendUvarint(b, uint64(len(c.events)))
 	for _, e := range c.events {
-		b = appendEvent(b, e)
+		b = appendEventKey(b, e)
 	}
 	return b
 }
@@ -485,12 +533,18 @@ func (d *decoder) uint64() uint64 {
 	return v
 }
 
-func readEvent(d *decoder) event {
+func readEventKey(d *decoder) event {
 	var e event
 	e.session = d.string()
 	e.kind = eventKind(d.byte())
 	e.entity = d.string()
 	e.pos = int32(d.varint())
+	e.cancel = d.byte() == 1
+	return e
+}
+
+func readEvent(d *decoder) event {
+	e := readEventKey(d)
 	e.sec = d.varint()
 	e.nsec = int32(d.varint())
 	e.turnID = d.string()
@@ -505,12 +559,12 @@ func readCandidate(d *decoder) candidate {
 	c.pos = int32(d.varint())
 	c.line = int32(d.varint())
 	n := d.uvarint()
-	if n > uint64(len(d.b)) { // every event takes more than a byte
+	if n > uint64(len(d.b)) { // every event key takes more than a byte
 		d.err = errRecord
 		return c
 	}
 	for range n {
-		c.events = append(c.events, readEvent(d))
+		c.events = append(c.events, readEventKey(d))
 	}
 	return c
 }
