@@ -160,8 +160,8 @@ func naiveTouch(rows []LexiconRow, text string, forbidden func(int) bool) (first
 func lexiconBench(b *testing.B, touch func(l *Lexicon, text string, forbidden func(int) bool) (int, int)) {
 	j := benchJudge(b)
 	c := j.cards[benchCard.CharacterID]
-	forbidden := func(row int) bool { return c.forbidden[row] }
 	l := j.Lexicon()
+	forbidden := func(row int) bool { return c.forbidden[l.Rows()[row].Topic] }
 	touched := 0
 	for _, text := range benchReplies {
 		f1, ff1 := l.Touch(text, forbidden)

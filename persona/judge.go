@@ -22,7 +22,7 @@ type cardRules struct {
 	Card
 	expected  string          // rule_expected
 	canon     map[string]bool // canon_entities
-	forbidden []bool          // by lexicon row: topic in forbidden_topics
+	forbidden map[string]bool // forbidden_topics, as a set (not per lexicon row: cards × rows can be large)
 }
 
 // NewJudge prepares a judge. cards must have unique character_id (the
@@ -41,9 +41,9 @@ func NewJudge(cards []Card, lexicon []LexiconRow, profile *speech.Profile) (*Jud
 		for _, e := range c.CanonEntities {
 			cr.canon[e] = true
 		}
-		cr.forbidden = make([]bool, len(lexicon))
-		for i, row := range lexicon {
-			cr.forbidden[i] = slices.Contains(c.ForbiddenTopics, row.Topic)
+		cr.forbidden = make(map[string]bool, len(c.ForbiddenTopics))
+		for _, topic := range c.ForbiddenTopics {
+			cr.forbidden[topic] = true
 		}
 		j.cards[c.CharacterID] = cr
 	}
@@ -173,7 +173,8 @@ func (j *Judge) find(t *Turn, pos int, c *cardRules, h History) Findings {
 	}
 
 	// Rule 3: lexicon terms contained verbatim.
-	f.TermRow, f.ForbiddenRow = j.lexicon.Touch(reply, func(row int) bool { return c.forbidden[row] })
+	rows := j.lexicon.Rows()
+	f.TermRow, f.ForbiddenRow = j.lexicon.Touch(reply, func(row int) bool { return c.forbidden[rows[row].Topic] })
 
 	// Rule 4: recall, only when the user asked.
 	if t.UserAskedRecall {

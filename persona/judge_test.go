@@ -2,7 +2,9 @@ package persona
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -367,5 +369,39 @@ func TestParticles(t *testing.T) {
 				t.Errorf("(으)로: %q", got)
 			}
 		})
+	}
+}
+
+// TestNewJudgeCostIsNotCardsTimesLexicon: preparing 2,000 cards with a
+// 20,000-row lexicon allocates what the tables hold, not a value per card
+// and lexicon row (which was 40 MB here, and 10 GB for 50,000 cards × 200,000
+// rows).
+func TestNewJudgeCostIsNotCardsTimesLexicon(t *testing.T) {
+	var cards []Card
+	for i := range 2000 {
+		cards = append(cards, Card{CharacterID: fmt.Sprintf("C%d", i), Name: "이름", HonorificRule: "반말", FirstPerson: "나",
+			ForbiddenTopics: []string{fmt.Sprintf("주제%d", i%50)}})
+	}
+	var lex []LexiconRow
+	for i := range 20000 {
+		lex = append(lex, LexiconRow{Term: fmt.Sprintf("낱말%d", i), Topic: fmt.Sprintf("주제%d", i%100)})
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	j, err := NewJudge(cards, lex, nil)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+		t.Errorf("NewJudge allocated %d MiB for 2,000 cards and 20,000 lexicon rows", n>>20)
+	}
+	// The forbidden set still decides: 낱말7 has topic 주제7, forbidden for C7.
+	f, err := j.Findings(&Turn{TurnID: "T", SessionID: "S", CharacterID: "C7", ReplyText: sp("낱말7 얘기야.")}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ForbiddenRow != 7 || f.Verdict != ForbiddenTopic {
+		t.Errorf("forbidden row %d verdict %s, want 7 %s", f.ForbiddenRow, f.Verdict, ForbiddenTopic)
 	}
 }

@@ -310,8 +310,24 @@ const (
 // recordJSON encodes records like encoding/json with SetEscapeHTML(false).
 var recordJSON = jsoniter.Config{EscapeHTML: false, SortMapKeys: true, ValidateJsonRawMessage: true}.Froze()
 
-// chunkSize rows travel together between pipeline stages.
-const chunkSize = 512
+// Rows travel between pipeline stages in chunks of at most chunkSize rows
+// and, past its first row, chunkBytes bytes of row text, so that a file of
+// long rows does not put hundreds of megabytes in flight. At most about
+// 3 × workers chunks are in flight, so memory grows with --workers and with
+// the longest row, never with the number of rows.
+const (
+	chunkSize  = 512
+	chunkBytes = 256 << 10
+)
+
+// rawSize is the size of a row's text, for chunkBytes.
+func rawSize(r *ingest.Raw) int {
+	n := len(r.JSON)
+	for _, c := range r.CSV {
+		n += len(c)
+	}
+	return n
+}
 
 type chunk struct {
 	first int           // input position of raws[0]
@@ -344,25 +360,28 @@ func pipeline(ctx context.Context, in Input, workers int, attach, work func(cont
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	todo := make(chan *chunk, workers*2)
-	order := make(chan *chunk, workers*4)
+	todo := make(chan *chunk, workers)
+	order := make(chan *chunk, workers*2)
 	var readErr error
 	go func() { // reader: chunks go to order first, then to a worker
 		defer close(todo)
 		defer close(order)
 		pos := 0
-		for {
+		for eof := false; !eof; {
 			c := &chunk{first: pos, done: make(chan struct{})}
-			for len(c.raws) < chunkSize {
+			for size := 0; len(c.raws) < chunkSize && size < chunkBytes; {
 				raw, err := rows.Next()
 				if err == io.EOF {
+					eof = true
 					break
 				}
 				if err != nil {
 					readErr = fmt.Errorf("%s: %w", in.Name, err)
+					eof = true
 					break
 				}
 				c.raws = append(c.raws, raw)
+				size += rawSize(&raw)
 			}
 			pos += len(c.raws)
 			if len(c.raws) == 0 {
@@ -381,9 +400,6 @@ func pipeline(ctx context.Context, in Input, workers int, attach, work func(cont
 			case <-ctx.Done():
 				c.skip = true
 				close(c.done)
-				return
-			}
-			if readErr != nil || len(c.raws) < chunkSize {
 				return
 			}
 		}
@@ -441,6 +457,7 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 	// the rows that are not, into the first pass's index (index.go).
 	ix := newIndex(ctx, j, cfg.runSize, cfg.TempDir)
 	defer ix.close()
+	rows1 := 0 // rows pass 1 read; pass 2 must read the same
 	err := pipeline(ix.ctx, turns, workers, nil, func(_ context.Context, c *chunk) {
 		c.cands = make([]candidate, len(c.raws))
 		for i, raw := range c.raws {
@@ -456,6 +473,7 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 			}
 		}
 	}, func(c *chunk) error {
+		rows1 += len(c.raws)
 		for i := range c.cands {
 			pos := c.first + i
 			if pos > math.MaxInt32 {
@@ -511,6 +529,7 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 	var next *note
 	attach := func(_ context.Context, c *chunk) { c.notes = ix.take(int32(c.first+len(c.raws)), &next) }
 	keep := cfg.Record != nil || cfg.Summarized != nil
+	rows2 := 0
 	err = pipeline(ix.ctx, turns, workers, attach, func(ctx context.Context, c *chunk) {
 		c.tally = map[persona.Verdict]int{}
 		var enc *jsoniter.Encoder // json-iterator: same bytes as encoding/json here, less CPU (TestRecordBytes)
@@ -589,6 +608,9 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 			}
 		}
 	}, func(c *chunk) error {
+		if rows2 += len(c.raws); rows2 > rows1 {
+			return fmt.Errorf("%s changed during the run: it now has more than the %d rows the first pass read", turns.Name, rows1)
+		}
 		for i := range c.recs {
 			jd := &c.recs[i]
 			if cfg.Record != nil {
@@ -623,13 +645,19 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 		return nil
 	})
 	ferr := ix.finish()
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return tally, ctx.Err()
-	}
-	if ferr != nil {
+	case err != nil && !errors.Is(err, context.Canceled):
+		return tally, err // a failed write, an unreadable row stream, a changed input
+	case ferr != nil:
 		return tally, ferr // the notes' sort failed: pass 2 may have missed notes
+	case err != nil:
+		return tally, context.Cause(ix.ctx)
+	case rows2 < rows1:
+		return tally, fmt.Errorf("%s changed during the run: it now has %d rows, the first pass read %d", turns.Name, rows2, rows1)
 	}
-	return tally, err
+	return tally, nil
 }
 
 // guardSummary holds a Summarize hook to its contract: got may differ from

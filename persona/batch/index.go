@@ -128,7 +128,9 @@ func newSorter[E any](ctx context.Context, cancel context.CancelCauseFunc, size 
 	go func() {
 		defer close(s.done)
 		for err := range errc {
-			if err != nil && s.err == nil {
+			// A cancellation is the run's own (it ended early, or the
+			// caller cancelled); only a failure of the sort is an error.
+			if err != nil && s.err == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				s.err = fmt.Errorf("first-pass index: %w", err)
 				cancel(s.err)
 			}
@@ -147,7 +149,8 @@ func (s *sorter[E]) put(ctx context.Context, e E) bool {
 	}
 }
 
-// wait returns the sort's error once out is drained (or the run cancelled).
+// wait returns the sort's error once out is drained (or the run cancelled);
+// nil when the sort only stopped because the run was cancelled.
 func (s *sorter[E]) wait() error {
 	<-s.done
 	return s.err

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -425,5 +428,84 @@ func TestFirstPassHoldsNoPerTurnState(t *testing.T) {
 	t.Logf("live heap after pass 1: %d KiB at 30,000 rows, %d KiB at 150,000", small>>10, large>>10)
 	if large > small+3<<20 {
 		t.Errorf("live heap grew by %d KiB from 30,000 to 150,000 rows; the first pass keeps per-turn state in memory", (large-small)>>10)
+	}
+}
+
+// changingInput returns first on the first Open and then on every later one,
+// like a file appended to or truncated between the judge's two passes.
+func changingInput(first, then []byte) Input {
+	opens := 0
+	return Input{Name: "t.jsonl", Format: ingest.JSONL, Open: func() (io.ReadCloser, error) {
+		opens++
+		if opens == 1 {
+			return io.NopCloser(bytes.NewReader(first)), nil
+		}
+		return io.NopCloser(bytes.NewReader(then)), nil
+	}}
+}
+
+// failingWriter fails every write with err.
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// TestRunErrors: a run whose input changes between the passes, or whose
+// output fails, ends with an error that says so (not a cancellation).
+func TestRunErrors(t *testing.T) {
+	j, _, err := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for i := range 3000 {
+		b.WriteString(turnRow(fmt.Sprintf("T%d", i), "S", "", false, "응.") + "\n")
+	}
+	rows := b.Bytes()
+	more := append(slices.Clone(rows), []byte(turnRow("T0", "S", "", false, "또.")+"\n")...)
+	fewer := rows[:bytes.LastIndexByte(rows[:len(rows)-1], '\n')+1]
+	diskFull := errors.New("write out.jsonl: no space left on device")
+	cases := []struct {
+		name string
+		in   func() Input // a fresh one per run: changingInput counts its opens
+		out  io.Writer
+		want string
+	}{
+		{"rows appended between the passes", func() Input { return changingInput(rows, more) }, io.Discard, "t.jsonl changed during the run: it now has more than the 3000 rows the first pass read"},
+		{"rows cut off between the passes", func() Input { return changingInput(rows, fewer) }, io.Discard, "t.jsonl changed during the run: it now has 2999 rows, the first pass read 3000"},
+		{"the output fails", func() Input { return bytesInput("t.jsonl", ingest.JSONL, rows) }, failingWriter{diskFull}, "write records: write out.jsonl: no space left on device"},
+	}
+	for _, tc := range cases {
+		for _, size := range []int{0, 100} {
+			t.Run(fmt.Sprintf("%s (run size %d)", tc.name, size), func(t *testing.T) {
+				_, err := Judge(context.Background(), tc.in(), Config{Judge: j, Out: tc.out, runSize: size, TempDir: t.TempDir()})
+				if err == nil || err.Error() != tc.want {
+					t.Fatalf("error %v, want %q", err, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestChunksBoundedInBytes: long rows travel in small chunks (chunkBytes),
+// short ones in chunks of chunkSize rows.
+func TestChunksBoundedInBytes(t *testing.T) {
+	long := strings.Repeat("가", 40000) // 120,000 bytes
+	var b bytes.Buffer
+	for i := range 10 {
+		b.WriteString(turnRow(fmt.Sprintf("L%d", i), "S", "", false, long) + "\n")
+	}
+	for i := range chunkSize + 1 {
+		b.WriteString(turnRow(fmt.Sprintf("T%d", i), "S", "", false, "응.") + "\n")
+	}
+	var sizes []int
+	err := pipeline(context.Background(), bytesInput("t.jsonl", ingest.JSONL, b.Bytes()), 2, nil,
+		func(context.Context, *chunk) {}, func(c *chunk) error { sizes = append(sizes, len(c.raws)); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 120 KB rows: a chunk closes once it holds 256 KiB, after its third row.
+	want := []int{3, 3, 3, 1 + 511, 2}
+	if !reflect.DeepEqual(sizes, want) {
+		t.Errorf("chunk sizes %v, want %v", sizes, want)
 	}
 }
