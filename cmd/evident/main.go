@@ -19,7 +19,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/google/renameio/v2"
 	"github.com/urfave/cli/v3"
 
 	"evident/persona/batch"
@@ -150,7 +149,17 @@ func judgeCommand() *cli.Command {
 			&cli.StringFlag{Name: "tmp", Usage: "directory for the first pass's sorted runs (default: /var/tmp, else the system temp dir)"},
 			&cli.StringFlag{Name: "db", Usage: "store the tables and the run in this SQLite store instead of printing records (see evident serve)"},
 		), summaryFlags()...),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) (err error) {
+			// SIGINT and SIGTERM cancel the run through ctx, so the deferred
+			// cleanups below remove pending outputs and temporary files.
+			ctx, stop := interruptible(ctx)
+			defer func() {
+				err = interrupted(ctx, err)
+				stop()
+			}()
+			if err := checkJudgeFlags(cmd); err != nil {
+				return err
+			}
 			turns, cards, lexicon, p, err := tablesAndProfile(cmd)
 			if err != nil {
 				return err
@@ -159,16 +168,17 @@ func judgeCommand() *cli.Command {
 				return judgeToStore(ctx, cmd, turns, cards, lexicon, p)
 			}
 			// --out and --rejects replace their files only when the run
-			// succeeds; a failed run leaves what was there.
+			// succeeds; a failed run leaves what was there. (A device or
+			// named pipe is written as the run goes: createOutput.)
 			var out io.Writer = cmd.Root().Writer
-			var pending []*renameio.PendingFile
+			var pending []*outFile
 			defer func() {
 				for _, f := range pending {
-					_ = f.Cleanup() // no-op after CloseAtomicallyReplace
+					_ = f.cleanup() // no-op after commit
 				}
 			}()
 			if path := cmd.String("out"); path != "" {
-				f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
+				f, err := createOutput("--out", path)
 				if err != nil {
 					return err
 				}
@@ -210,13 +220,13 @@ func judgeCommand() *cli.Command {
 				return err
 			}
 			if err := bw.Flush(); err != nil {
-				return err
+				return fmt.Errorf("writing records: %w", err)
 			}
 			if err := flushRejects(); err != nil {
-				return err
+				return fmt.Errorf("writing rejects: %w", err)
 			}
 			for _, f := range pending {
-				if err := f.CloseAtomicallyReplace(); err != nil {
+				if err := f.commit(); err != nil {
 					return err
 				}
 			}
@@ -292,10 +302,10 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon b
 	return nil
 }
 
-// rejectSink returns where rejects go: JSONL to --rejects (a pending file the
-// caller replaces on success; flush before that), or one readable line each
-// on stderr.
-func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, *renameio.PendingFile, error) {
+// rejectSink returns where rejects go: JSONL to --rejects (an output file,
+// createOutput, that the caller commits on success; flush before that), or
+// one readable line each on stderr.
+func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, *outFile, error) {
 	path := cmd.String("rejects")
 	if path == "" {
 		w := cmd.Root().ErrWriter
@@ -307,7 +317,7 @@ func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, *renameio.P
 			}
 		}, func() error { return nil }, nil, nil
 	}
-	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
+	f, err := createOutput("--rejects", path)
 	if err != nil {
 		return nil, nil, nil, err
 	}

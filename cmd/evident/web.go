@@ -184,23 +184,18 @@ func reportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// Replaced atomically when written; a link is followed, a
+			// device written in place (createOutput).
 			path := cmd.String("html")
-			f, err := os.CreateTemp(filepath.Dir(path), ".evident-report-*.html")
+			f, err := createOutput("--html", path)
 			if err != nil {
 				return err
 			}
-			defer os.Remove(f.Name())
+			defer f.cleanup()
 			if err := web.WriteReport(ctx, db, run.ID, f); err != nil {
-				f.Close()
 				return err
 			}
-			if err := f.Close(); err != nil {
-				return err
-			}
-			if err := os.Chmod(f.Name(), 0o644); err != nil {
-				return err
-			}
-			if err := os.Rename(f.Name(), path); err != nil {
+			if err := f.commit(); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s (run #%d, %d turns)\n", path, run.ID, run.Tally.Judged)

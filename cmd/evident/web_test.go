@@ -145,6 +145,19 @@ func TestReportAndEvalCommands(t *testing.T) {
 			t.Errorf("--run 7: %v", err)
 		}
 	})
+	t.Run("report --html through a link writes the link's target", func(t *testing.T) {
+		target := write(t, dir, "target.html", "old")
+		link := filepath.Join(dir, "link.html")
+		symlink(t, "target.html", link)
+		if _, _, err := webCLI(ctx, t, "report", "--db", dbPath, "--run", "1", "--html", link); err != nil {
+			t.Fatal(err)
+		}
+		isLink(t, link, "target.html")
+		if b, _ := os.ReadFile(target); !strings.Contains(string(b), "설정대로 말함") {
+			t.Errorf("target holds %.60q, want the report", b)
+		}
+		noHidden(t, dir)
+	})
 	gold := filepath.Join("..", "..", "persona", "demo", "data", "gold.jsonl")
 	t.Run("eval prints agreement, kappa, confusion, disagreements and McNemar, and stores the gold", func(t *testing.T) {
 		out, _, err := webCLI(ctx, t, "eval", "--gold", gold, "--db", dbPath)

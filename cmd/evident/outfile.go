@@ -1,0 +1,155 @@
+package main
+
+// User-named output files (judge --out and --rejects): a regular file is
+// replaced atomically when the run succeeds, so a failed or interrupted run
+// leaves what was there; a symbolic link is followed, so its target gets the
+// output and the link stays; a device or named pipe (/dev/null, /dev/stdout,
+// a FIFO) is written in place, never replaced by a regular file.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/google/renameio/v2"
+)
+
+// maxLinks bounds the symbolic links resolveOutput follows by hand (Linux's
+// own limit is 40).
+const maxLinks = 40
+
+// outFile is one output file being written: a pending file that replaces a
+// regular file (or creates it) on commit, or a device or named pipe opened
+// for writing.
+type outFile struct {
+	io.Writer
+	flag    string                // "--out", for errors
+	pending *renameio.PendingFile // nil when writing in place
+	direct  *os.File              // set when writing in place
+}
+
+// createOutput opens path for output; flag ("--out") prefixes errors. A
+// symbolic link is resolved first. Call commit when the run succeeded and
+// cleanup in any case (a no-op after commit).
+func createOutput(flag, path string) (*outFile, error) {
+	target, fi, err := resolveOutput(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if fi != nil && !fi.Mode().IsRegular() {
+		// A device, FIFO or socket: write to it. Renaming over it would
+		// replace it with a regular file (/dev/null as root). No O_TRUNC:
+		// it means nothing to these and fails on some.
+		f, err := os.OpenFile(target, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", flag, err)
+		}
+		return &outFile{Writer: f, flag: flag, direct: f}, nil
+	}
+	f, err := renameio.NewPendingFile(target, renameio.WithPermissions(0o644), renameio.WithExistingPermissions())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return &outFile{Writer: f, flag: flag, pending: f}, nil
+}
+
+// commit closes the file; a pending file atomically replaces its target.
+func (o *outFile) commit() error {
+	var err error
+	if o.direct != nil {
+		f := o.direct
+		o.direct = nil
+		err = f.Close()
+	} else {
+		err = o.pending.CloseAtomicallyReplace()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.flag, err)
+	}
+	return nil
+}
+
+// cleanup closes the file and removes a pending file that was not
+// committed. It is a no-op after commit.
+func (o *outFile) cleanup() error {
+	if o.pending != nil {
+		return o.pending.Cleanup()
+	}
+	if o.direct != nil {
+		f := o.direct
+		o.direct = nil
+		return f.Close()
+	}
+	return nil
+}
+
+// resolveOutput returns the file that writing path reaches: path with its
+// symbolic links resolved (filepath.EvalSymlinks), and the file's info; nil
+// info when no file is there yet. A dangling link resolves to its missing
+// target, which the caller then creates, as a shell's > would.
+func resolveOutput(path string) (string, fs.FileInfo, error) {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		fi, err := os.Stat(r)
+		if err != nil {
+			return "", nil, err
+		}
+		return r, fi, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", nil, err
+	}
+	// path, or a link it names, does not exist: follow the links by hand.
+	p := path
+	for range maxLinks {
+		dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+		if err != nil {
+			return "", nil, err // a missing directory
+		}
+		p = filepath.Join(dir, filepath.Base(p))
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, fi, nil // created since EvalSymlinks looked
+		}
+		link, err := os.Readlink(p)
+		if err != nil {
+			return "", nil, err
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(dir, link)
+		}
+		p = link
+	}
+	return "", nil, fmt.Errorf("more than %d symbolic links", maxLinks)
+}
+
+// sameFile reports whether paths a and b name the same file: os.SameFile
+// when both exist, else their absolute paths with links resolved.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	return canonical(a) == canonical(b)
+}
+
+// canonical is path made absolute with its links resolved as far as they
+// exist (resolveOutput).
+func canonical(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if r, _, err := resolveOutput(abs); err == nil {
+		return r
+	}
+	return abs
+}
