@@ -28,6 +28,9 @@ var (
 // tables read twice are regular files, and no output names the same file as
 // another output or an input.
 func checkJudgeFlags(cmd *cli.Command) error {
+	if w := cmd.Int("workers"); w < 0 {
+		return fmt.Errorf("--workers %d: want 0 (all cores) or more", w)
+	}
 	if err := checkTempDir(cmd.String("tmp")); err != nil {
 		return err
 	}

@@ -177,7 +177,7 @@ func TestJudgeTablesMustBeRegularFiles(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("err = %v, want %q", err, tt.want)
 				}
-			case <-time.After(10 * time.Second):
+			case <-time.After(30 * time.Second):
 				// Release the judge blocked on the pipe, then fail.
 				if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 					w.Close()
@@ -185,5 +185,13 @@ func TestJudgeTablesMustBeRegularFiles(t *testing.T) {
 				t.Fatal("the judge hangs on the named pipe")
 			}
 		})
+	}
+}
+
+// TestJudgeNegativeWorkers: --workers below 0 is an error, not "all cores".
+func TestJudgeNegativeWorkers(t *testing.T) {
+	_, _, err := evident(t, "judge", "--demo", "--workers", "-1")
+	if err == nil || !strings.Contains(err.Error(), "--workers -1: want 0 (all cores) or more") {
+		t.Fatalf("error %v, want the --workers message", err)
 	}
 }

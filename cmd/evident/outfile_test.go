@@ -228,7 +228,7 @@ func tapFIFO(t *testing.T, path string, first func()) func() int {
 		select {
 		case lines := <-n:
 			return lines
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Errorf("%s: the writer never closed the pipe", path)
 			return -1
 		}
