@@ -164,11 +164,12 @@ func TestJudgeSignals(t *testing.T) {
 	tests := []struct {
 		cancelCase
 		sig  os.Signal // sent after the first summary log line; nil: close stdout instead
+		code int       // exit status
 		want []string  // in stderr
 	}{
-		{cancelCases[0], os.Interrupt, []string{"evident: interrupt signal received: ", "context canceled"}},
-		{cancelCases[2], syscall.SIGTERM, []string{"evident: terminated signal received: ", "context canceled"}},
-		{cancelCase{"stdout closed", []string{"--rejects", "REJ", "--tmp", "TMP"}}, nil, []string{"evident: ", "write /dev/stdout: broken pipe"}},
+		{cancelCases[0], os.Interrupt, 130, []string{"evident: interrupt signal received: ", "context canceled"}},
+		{cancelCases[2], syscall.SIGTERM, 130, []string{"evident: terminated signal received: ", "context canceled"}},
+		{cancelCase{"stdout closed", []string{"--rejects", "REJ", "--tmp", "TMP"}}, nil, 2, []string{"evident: ", "write /dev/stdout: broken pipe"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,8 +209,8 @@ func TestJudgeSignals(t *testing.T) {
 					t.Errorf("the summary log got %d lines, want some but not all %d", n, bigTurns)
 				}
 			}
-			if code := cmd.ProcessState.ExitCode(); code != 2 {
-				t.Errorf("exit code %d (%v), want 2: an error, not death by signal", code, err)
+			if code := cmd.ProcessState.ExitCode(); code != tt.code {
+				t.Errorf("exit code %d (%v), want %d: an error, not death by signal", code, err, tt.code)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(errOut.String(), w) {
@@ -218,5 +219,50 @@ func TestJudgeSignals(t *testing.T) {
 			}
 			r.check(t)
 		})
+	}
+}
+
+// TestJudgeSignalWhileBlocked: a run blocked opening a named pipe that no
+// one writes never sees its context cancelled; one SIGINT still ends it,
+// after the grace period, with exit status 130 and a message, leaving no
+// pending output behind.
+func TestJudgeSignalWhileBlocked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	turns, cards, _, _ := judgeFiles(t, dir)
+	fifo := filepath.Join(dir, "lexicon-pipe.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	args := []string{"judge", "--turns", turns, "--cards", cards, "--lexicon", fifo, "--out", out}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEvidentMain$")
+	cmd.Env = append(os.Environ(), "EVIDENT_TEST_MAIN="+strings.Join(args, "\n"))
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	time.Sleep(500 * time.Millisecond) // let it reach the open of the pipe
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != interruptedExit {
+		t.Errorf("exit code %d, want %d (stderr %q)", code, interruptedExit, errOut.String())
+	}
+	if waited := time.Since(start); waited > stopGrace+20*time.Second {
+		t.Errorf("exited %v after the signal", waited)
+	}
+	if !strings.Contains(errOut.String(), "did not stop within") {
+		t.Errorf("stderr %q, want the grace-period message", errOut.String())
+	}
+	if left := slices.DeleteFunc(names(t, dir), func(n string) bool { return !strings.HasPrefix(n, ".") }); len(left) > 0 {
+		t.Errorf("pending files left in %s: %q", dir, left)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/google/renameio/v2"
 )
@@ -49,11 +50,47 @@ func createOutput(flag, path string) (*outFile, error) {
 		}
 		return &outFile{Writer: f, flag: flag, direct: f}, nil
 	}
-	f, err := renameio.NewPendingFile(target, renameio.WithPermissions(0o644), renameio.WithExistingPermissions())
+	// The pending file sits next to its target (not in $TMPDIR), so that a
+	// run killed outright leaves it where the user looks.
+	f, err := renameio.NewPendingFile(target, renameio.WithPermissions(0o644), renameio.WithExistingPermissions(),
+		renameio.WithTempDir(filepath.Dir(target)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
+	trackPending(f.Name())
 	return &outFile{Writer: f, flag: flag, pending: f}, nil
+}
+
+// pending holds the paths of the pending files not yet committed or cleaned
+// up, for removePending.
+var pending struct {
+	sync.Mutex
+	paths map[string]bool
+}
+
+func trackPending(path string) {
+	pending.Lock()
+	defer pending.Unlock()
+	if pending.paths == nil {
+		pending.paths = map[string]bool{}
+	}
+	pending.paths[path] = true
+}
+
+func untrackPending(path string) {
+	pending.Lock()
+	defer pending.Unlock()
+	delete(pending.paths, path)
+}
+
+// removePending removes every pending file, for a process about to exit
+// without running its deferred cleanups (interruptible's grace period).
+func removePending() {
+	pending.Lock()
+	defer pending.Unlock()
+	for p := range pending.paths {
+		_ = os.Remove(p)
+	}
 }
 
 // commit closes the file; a pending file atomically replaces its target.
@@ -64,7 +101,9 @@ func (o *outFile) commit() error {
 		o.direct = nil
 		err = f.Close()
 	} else {
+		name := o.pending.Name()
 		err = o.pending.CloseAtomicallyReplace()
+		untrackPending(name)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.flag, err)
@@ -76,6 +115,7 @@ func (o *outFile) commit() error {
 // committed. It is a no-op after commit.
 func (o *outFile) cleanup() error {
 	if o.pending != nil {
+		defer untrackPending(o.pending.Name())
 		return o.pending.Cleanup()
 	}
 	if o.direct != nil {
