@@ -70,6 +70,9 @@ func TestBrowser(t *testing.T) {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("force-color-profile", "srgb"),
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium makes scratch folders (org.chromium.Chromium.*) in
+		// TMPDIR and does not always remove them: keep them in the test's.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.WindowSize(1440, 1000),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
