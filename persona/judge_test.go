@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"evident/persona/speech"
 )
@@ -403,5 +404,21 @@ func TestNewJudgeCostIsNotCardsTimesLexicon(t *testing.T) {
 	}
 	if f.ForbiddenRow != 7 || f.Verdict != ForbiddenTopic {
 		t.Errorf("forbidden row %d verdict %s, want 7 %s", f.ForbiddenRow, f.Verdict, ForbiddenTopic)
+	}
+}
+
+// TestParseCreatedAt: RFC 3339 date-times in the forms §5.6 allows.
+func TestParseCreatedAt(t *testing.T) {
+	want := time.Date(2024, 5, 1, 1, 0, 0, 0, time.UTC)
+	for _, s := range []string{"2024-05-01T01:00:00Z", "2024-05-01t01:00:00z", "2024-05-01T10:00:00+09:00", "2024-05-01t01:00:00.000Z"} {
+		at, err := ParseCreatedAt(s)
+		if err != nil || !at.Equal(want) {
+			t.Errorf("ParseCreatedAt(%q) = %v, %v; want %v", s, at, err, want)
+		}
+	}
+	for _, s := range []string{"2024-05-01 01:00:00Z", "2024-05-01T23:59:60Z", "2024-13-01T00:00:00Z", "yesterday"} {
+		if _, err := ParseCreatedAt(s); err == nil {
+			t.Errorf("ParseCreatedAt(%q) accepted", s)
+		}
 	}
 }

@@ -74,8 +74,19 @@ func SessionTime(t *Turn) (at time.Time, ok bool) {
 	if t.CreatedAt == "" {
 		return time.Time{}, false
 	}
-	at, err := time.Parse(time.RFC3339Nano, t.CreatedAt)
+	at, err := ParseCreatedAt(t.CreatedAt)
 	return at, err == nil
+}
+
+// ParseCreatedAt parses a created_at value: an RFC 3339 date-time, with or
+// without fractional seconds, its "T" and "Z" in either case (RFC 3339 §5.6
+// allows lower case; Go's time.RFC3339 layout does not). A leap second
+// (":60") is not accepted: time.Time cannot hold it.
+func ParseCreatedAt(s string) (time.Time, error) {
+	if strings.ContainsAny(s, "tz") {
+		s = strings.NewReplacer("t", "T", "z", "Z").Replace(s)
+	}
+	return time.Parse(time.RFC3339Nano, s)
 }
 
 // before orders (at, pos) pairs: time first, input position on ties.

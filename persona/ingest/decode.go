@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	jsoniter "github.com/json-iterator/go"
@@ -119,7 +118,7 @@ type lexiconJSON struct {
 // cell or the cell null = null). user_asked_recall is true or false, absent
 // (or an empty CSV cell) = false; null or anything else is an error; CSV
 // accepts true/false in any case. created_at, when present and not null (or
-// a non-empty CSV cell), must parse as time.RFC3339Nano and is kept as
+// a non-empty CSV cell), must parse as RFC 3339 (persona.ParseCreatedAt) and is kept as
 // written; prompt_id is an optional string. Unknown columns are ignored.
 //
 // The error is always a *[RowError] with the line and, where known, the
@@ -503,7 +502,7 @@ func turnFromJSON(raw Raw, j *turnJSON) (persona.Turn, *RowError) {
 		UserAskedRecall: recall,
 	}
 	if j.CreatedAt != nil {
-		if _, err := time.Parse(time.RFC3339Nano, *j.CreatedAt); err != nil {
+		if _, err := persona.ParseCreatedAt(*j.CreatedAt); err != nil {
 			return persona.Turn{}, fieldError(raw, "created_at", fmt.Sprintf("want %s, got %q", wantTime, *j.CreatedAt))
 		}
 		t.CreatedAt = nfc(*j.CreatedAt)
@@ -720,7 +719,7 @@ func decodeTurnCSV(raw Raw) (persona.Turn, *RowError) {
 			}
 		case "created_at":
 			if cell != "" {
-				if _, err := time.Parse(time.RFC3339Nano, cell); err != nil {
+				if _, err := persona.ParseCreatedAt(cell); err != nil {
 					return persona.Turn{}, cellError(raw, i, fmt.Sprintf("want %s, got %q", wantTime, cell))
 				}
 				t.CreatedAt = nfc(cell)

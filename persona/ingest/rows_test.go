@@ -532,6 +532,8 @@ func TestColumnValues(t *testing.T) {
 		{"created_at in RFC 3339 with nanoseconds is kept as written", `"created_at":"2024-05-01T10:00:00.123456789+09:00"`,
 			func(t *persona.Turn) { t.CreatedAt = "2024-05-01T10:00:00.123456789+09:00" }, ""},
 		{"created_at null is absent", `"created_at":null`, func(*persona.Turn) {}, ""},
+		{"created_at with lower-case t and z is RFC 3339 too (§5.6), kept as written", `"created_at":"2024-05-01t10:00:00z"`,
+			func(t *persona.Turn) { t.CreatedAt = "2024-05-01t10:00:00z" }, ""},
 		{"created_at with a space instead of T is rejected", `"created_at":"2024-05-01 10:00:00"`, nil,
 			`created_at: want RFC 3339 time string, got "2024-05-01 10:00:00"`},
 		{"created_at in Korean words is rejected", `"created_at":"어제 저녁"`, nil,
