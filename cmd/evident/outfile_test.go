@@ -221,16 +221,24 @@ func tapFIFO(t *testing.T, path string, first func()) func() int {
 		n <- lines
 	}()
 	return func() int {
-		// Release a reader still waiting for a writer that never came.
-		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		select {
-		case lines := <-n:
-			return lines
-		case <-time.After(30 * time.Second):
-			t.Errorf("%s: the writer never closed the pipe", path)
-			return -1
+		deadline := time.After(30 * time.Second)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			// Release a reader still waiting for a writer that never
+			// came. The non-blocking open for writing fails until the
+			// reader's goroutine is inside its open, so retry.
+			if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
+			}
+			select {
+			case lines := <-n:
+				return lines
+			case <-deadline:
+				t.Errorf("%s: the writer never closed the pipe", path)
+				return -1
+			case <-tick.C:
+			}
 		}
 	}
 }
