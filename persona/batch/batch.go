@@ -526,8 +526,7 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 	if cfg.Counted != nil {
 		cfg.Counted(ix.turns)
 	}
-	var next *note
-	attach := func(_ context.Context, c *chunk) { c.notes = ix.take(int32(c.first+len(c.raws)), &next) }
+	attach := func(_ context.Context, c *chunk) { c.notes = ix.take(int32(c.first + len(c.raws))) }
 	keep := cfg.Record != nil || cfg.Summarized != nil
 	rows2 := 0
 	err = pipeline(ix.ctx, turns, workers, attach, func(ctx context.Context, c *chunk) {

@@ -132,6 +132,16 @@ func bytesInput(name string, f ingest.Format, b []byte) Input {
 const cardsJSON = `[{"character_id":"C1","name":"도강","honorific_rule":"반말","first_person":"나","canon_entities":["하늘"],"forbidden_topics":["현실 정치"],"entity_roles":[{"role":"동생","entity":"하늘"}]}]`
 const lexiconCSV = "term,topic\n선거,현실 정치\n"
 
+// testJudge is the judge of cardsJSON and lexiconCSV.
+func testJudge(t *testing.T) *persona.Judge {
+	t.Helper()
+	j, _, err := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
 // TestRejects feeds rows that cannot be judged among good ones: each becomes a
 // reject with its line and reason, the good ones are judged in order, and
 // nothing is lost.
@@ -230,7 +240,7 @@ func TestManyChunksKeepOrder(t *testing.T) {
 		}
 		fmt.Fprintf(&b, `{"turn_id":"T%d","session_id":"S","character_id":"C1","model_id":"m","user_message":%q,"reply_text":%q,"named_entities":%s,"user_asked_recall":%v}`+"\n", i, msg, reply, names, asked)
 	}
-	j, _, _ := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
+	j := testJudge(t)
 	var out bytes.Buffer
 	tally, err := Judge(context.Background(), bytesInput("t.jsonl", ingest.JSONL, b.Bytes()), Config{Judge: j, Out: &out, Workers: 4})
 	if err != nil {

@@ -104,6 +104,7 @@ type note struct {
 // read out until it is closed, then wait for the error. A failed sort cancels
 // the run's context, so that neither side blocks on the other.
 type sorter[E any] struct {
+	ctx  context.Context // the run's: put gives up when it is done
 	in   chan E
 	out  <-chan E
 	err  error
@@ -112,7 +113,7 @@ type sorter[E any] struct {
 
 func newSorter[E any](ctx context.Context, cancel context.CancelCauseFunc, size int, dir string,
 	enc func([]byte, E) []byte, dec func(*decoder) E, compare func(a, b E) int) *sorter[E] {
-	s := &sorter[E]{in: make(chan E, 256), done: make(chan struct{})}
+	s := &sorter[E]{ctx: ctx, in: make(chan E, 256), done: make(chan struct{})}
 	toBytes := func(e E) ([]byte, error) { return enc(nil, e), nil }
 	fromBytes := func(b []byte) (E, error) {
 		d := decoder{b: b}
@@ -139,13 +140,12 @@ func newSorter[E any](ctx context.Context, cancel context.CancelCauseFunc, size 
 	return s
 }
 
-// put sends e to the sort; false when the run was cancelled.
-func (s *sorter[E]) put(ctx context.Context, e E) bool {
+// put sends e to the sort, or drops it when the run was cancelled (the run
+// then ends with the cancellation's error).
+func (s *sorter[E]) put(e E) {
 	select {
 	case s.in <- e:
-		return true
-	case <-ctx.Done():
-		return false
+	case <-s.ctx.Done():
 	}
 }
 
@@ -166,8 +166,9 @@ type index struct {
 	candidates *sorter[candidate]
 	events     *sorter[event]
 	notes      *sorter[note]
-	closed     bool // candidates.in
-	turns      int  // accepted turns, known after resolve
+	closed     bool  // candidates.in
+	turns      int   // accepted turns, known after resolve
+	next       *note // take's note read ahead
 }
 
 func newIndex(ctx context.Context, j *persona.Judge, size int, dir string) *index {
@@ -219,14 +220,14 @@ func (ix *index) candidate(t *persona.Turn, pos, line int32) candidate {
 }
 
 // unusable notes a row that pass 1 did not turn into a candidate.
-func (ix *index) unusable(pos int32) { ix.notes.put(ix.ctx, note{pos: pos, kind: noteUnusable}) }
+func (ix *index) unusable(pos int32) { ix.notes.put(note{pos: pos, kind: noteUnusable}) }
 
 // add queues a candidate and its events (one goroutine, the one that calls
 // unusable).
 func (ix *index) add(c candidate) {
-	ix.candidates.put(ix.ctx, c)
+	ix.candidates.put(c)
 	for _, e := range c.events {
-		ix.events.put(ix.ctx, e)
+		ix.events.put(e)
 	}
 }
 
@@ -241,10 +242,10 @@ func (ix *index) resolve() error {
 	var first *candidate
 	for c := range ix.candidates.out {
 		if first != nil && c.hash == first.hash && c.id == first.id {
-			ix.notes.put(ix.ctx, note{pos: c.pos, kind: noteDuplicate, line: first.line})
+			ix.notes.put(note{pos: c.pos, kind: noteDuplicate, line: first.line})
 			for _, e := range c.events {
 				e.cancel = true
-				ix.events.put(ix.ctx, e)
+				ix.events.put(e)
 			}
 			continue
 		}
@@ -305,7 +306,7 @@ func (ix *index) resolve() error {
 				m = &byPos
 			}
 			if untimed && m.pos < e.pos || !untimed && earlierInTime(m, &e) {
-				ix.notes.put(ix.ctx, note{pos: e.pos, kind: noteSource, entity: e.entity, turnID: m.turnID, reply: m.reply})
+				ix.notes.put(note{pos: e.pos, kind: noteSource, entity: e.entity, turnID: m.turnID, reply: m.reply})
 			}
 		}
 	}
@@ -325,23 +326,23 @@ func earlierInTime(a, b *event) bool {
 }
 
 // take returns the notes for positions below end, in position order, from
-// the sorted notes (pass 2's reader; one goroutine). next holds the first
+// the sorted notes (pass 2's reader; one goroutine). ix.next holds the first
 // note at or past end between calls.
-func (ix *index) take(end int32, next **note) []note {
+func (ix *index) take(end int32) []note {
 	var ns []note
 	for {
-		if *next == nil {
+		if ix.next == nil {
 			n, ok := <-ix.notes.out
 			if !ok {
 				return ns
 			}
-			*next = &n
+			ix.next = &n
 		}
-		if (*next).pos >= end {
+		if ix.next.pos >= end {
 			return ns
 		}
-		ns = append(ns, **next)
-		*next = nil
+		ns = append(ns, *ix.next)
+		ix.next = nil
 	}
 }
 

@@ -42,14 +42,11 @@ func turnRow(id, session, at string, question bool, reply string, names ...strin
 // run); a small one makes every sort spill to its temporary file.
 func judgeLines(t *testing.T, size int, lines ...string) (map[string]persona.Record, []Reject) {
 	t.Helper()
-	j, _, err := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := testJudge(t)
 	var out bytes.Buffer
 	var rejects []Reject
 	turns := bytesInput("t.jsonl", ingest.JSONL, []byte(strings.Join(lines, "\n")+"\n"))
-	_, err = Judge(context.Background(), turns, Config{Judge: j, Out: &out, Workers: 3, runSize: size, TempDir: t.TempDir(),
+	_, err := Judge(context.Background(), turns, Config{Judge: j, Out: &out, Workers: 3, runSize: size, TempDir: t.TempDir(),
 		Reject: func(r Reject) { rejects = append(rejects, r) }})
 	if err != nil {
 		t.Fatal(err)
@@ -262,17 +259,14 @@ func TestIndexAgreesWithReference(t *testing.T) {
 		}
 		lines = append(lines, line)
 	}
-	j, _, err := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := testJudge(t)
 	wantRecs, wantRejects := referenceJudge(t, j, lines)
 	if len(wantRejects) < 50 || len(wantRecs) < 2500 {
 		t.Fatalf("the random rows should mix turns and rejects: %d records, %d rejects", len(wantRecs), len(wantRejects))
 	}
 	var out bytes.Buffer
 	var gotRejects []string
-	_, err = Judge(context.Background(), bytesInput("t.jsonl", ingest.JSONL, []byte(strings.Join(lines, "\n")+"\n")),
+	_, err := Judge(context.Background(), bytesInput("t.jsonl", ingest.JSONL, []byte(strings.Join(lines, "\n")+"\n")),
 		Config{Judge: j, Out: &out, Workers: 3, runSize: 7, TempDir: t.TempDir(),
 			Reject: func(r Reject) { gotRejects = append(gotRejects, fmt.Sprintf("%d: %s", r.Line, r.Reason)) }})
 	if err != nil {
@@ -306,10 +300,7 @@ func TestIndexTempDirUnusable(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	j, _, err := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := testJudge(t)
 	var lines []string
 	for i := range 50 {
 		lines = append(lines, turnRow(fmt.Sprintf("T%d", i), "S", "", false, "응."))
@@ -386,10 +377,7 @@ func FuzzIndexRecords(f *testing.F) {
 // sizes spill every sort, so both hold the sorts' bounded buffers (runs being
 // built, merge batches in flight, 64 KiB of read buffer per run).
 func TestFirstPassHoldsNoPerTurnState(t *testing.T) {
-	j, _, err := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := testJudge(t)
 	liveAfterPass1 := func(n int) uint64 {
 		var b strings.Builder
 		for i := range n {
@@ -452,10 +440,7 @@ func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
 // TestRunErrors: a run whose input changes between the passes, or whose
 // output fails, ends with an error that says so (not a cancellation).
 func TestRunErrors(t *testing.T) {
-	j, _, err := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := testJudge(t)
 	var b bytes.Buffer
 	for i := range 3000 {
 		b.WriteString(turnRow(fmt.Sprintf("T%d", i), "S", "", false, "응.") + "\n")

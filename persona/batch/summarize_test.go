@@ -28,10 +28,7 @@ func TestSummarizeHook(t *testing.T) {
 		}
 		fmt.Fprintf(&b, `{"turn_id":"T%d","session_id":"S","character_id":"C1","model_id":"m","reply_text":"응.","named_entities":[]}`+"\n", i)
 	}
-	j, _, err := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := testJudge(t)
 	const limit = 4
 	var (
 		mu        sync.Mutex
@@ -124,7 +121,7 @@ func TestSummarizeHook(t *testing.T) {
 // TestSummarizedWithoutHook: without Summarize every record is the rule's.
 func TestSummarizedWithoutHook(t *testing.T) {
 	turns := `{"turn_id":"T1","session_id":"S","character_id":"C1","model_id":"m","reply_text":"응.","named_entities":[]}` + "\n"
-	j, _, _ := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
+	j := testJudge(t)
 	var got []Summary
 	_, err := Judge(context.Background(), bytesInput("t.jsonl", ingest.JSONL, []byte(turns)), Config{Judge: j,
 		Summarized: func(_ *persona.Record, _ *persona.Turn, s Summary) error { got = append(got, s); return nil }})
@@ -141,7 +138,7 @@ func TestSummarizedWithoutHook(t *testing.T) {
 func TestSummarizeGuard(t *testing.T) {
 	turns := `{"turn_id":"T1","session_id":"S","character_id":"C1","model_id":"m","reply_text":"응.","named_entities":[]}` + "\n" +
 		`{"turn_id":"T2","session_id":"S","character_id":"C1","model_id":"m","reply_text":"응.","named_entities":[]}` + "\n"
-	j, _, _ := NewJudge(bytesInput("c.json", ingest.JSONArray, []byte(cardsJSON)), bytesInput("l.csv", ingest.CSV, []byte(lexiconCSV)), nil)
+	j := testJudge(t)
 	var out bytes.Buffer
 	var got []Summary
 	tally, err := Judge(context.Background(), bytesInput("t.jsonl", ingest.JSONL, []byte(turns)), Config{Judge: j, Out: &out,
