@@ -71,8 +71,10 @@ type State struct {
 	GameID  string `json:"game_id"`
 	CardID  string `json:"card_id"`
 	GUID    string `json:"guid"`
-	// StepIndex counts the commands recorded, RESETs included: the
-	// step_index of the latest metadata.
+	// StepIndex is the step_index of the latest metadata, counted as
+	// baseline1's server counts it (spec arc.md "Compatibility facts"): 0
+	// for the response to the opening RESET, +1 per command after it,
+	// RESETs included.
 	StepIndex int `json:"step_index"`
 	// State, LevelsCompleted, WinLevels and AvailableActions are those of
 	// the latest response.
@@ -334,7 +336,7 @@ func (c *Client) Start(ctx context.Context, baseURL, gameID string, card api.Ope
 		a.CloseScorecard(context.WithoutCancel(ctx), cardID)
 		return nil, err
 	}
-	st := &State{BaseURL: a.BaseURL(), GameID: gameID, CardID: cardID, StepIndex: 1}
+	st := &State{BaseURL: a.BaseURL(), GameID: gameID, CardID: cardID, StepIndex: 0}
 	apply(st, resp)
 	saveCookies(st, a)
 	if err := c.writeState(st); err != nil {

@@ -115,11 +115,11 @@ func TestStartAndMove(t *testing.T) {
 
 	t.Run("start records level 1 attempt 1 and writes the state file", func(t *testing.T) {
 		att, err := session.ReadAttempt(filepath.Join(ws, session.Dir, "level_01_attempt_01"))
-		if err != nil || len(att.Steps) != 0 || att.InitialMetadata.StepIndex != 1 || att.InitialMetadata.State != api.StateNotFinished {
+		if err != nil || len(att.Steps) != 0 || att.InitialMetadata.StepIndex != 0 || att.InitialMetadata.State != api.StateNotFinished {
 			t.Fatalf("attempt %+v, %v", att, err)
 		}
 		st, err := c.ReadState()
-		if err != nil || st.GameID != games.Trek.ID || st.CardID == "" || st.GUID == "" || st.StepIndex != 1 || st.WinLevels != 3 || st.BaseURL != l.url {
+		if err != nil || st.GameID != games.Trek.ID || st.CardID == "" || st.GUID == "" || st.StepIndex != 0 || st.WinLevels != 3 || st.BaseURL != l.url {
 			t.Fatalf("state %+v, %v", st, err)
 		}
 	})
@@ -137,7 +137,7 @@ func TestStartAndMove(t *testing.T) {
 	t.Run("a move is the next step of the attempt", func(t *testing.T) {
 		res := move(t, c, "ACTION1")
 		if res.Status != session.Running || res.Recorded.Level != 1 || res.Recorded.Attempt != 1 || res.Recorded.Step != 1 ||
-			res.Final != filepath.Join(ws, session.Dir, "level_01_attempt_01", "step_0001_final.txt") || res.State.StepIndex != 2 {
+			res.Final != filepath.Join(ws, session.Dir, "level_01_attempt_01", "step_0001_final.txt") || res.State.StepIndex != 1 {
 			t.Fatalf("result %+v", res)
 		}
 	})
@@ -312,7 +312,7 @@ func TestLock(t *testing.T) {
 			t.Fatalf("%d steps, %v", len(att.Steps), err)
 		}
 		for i, st := range att.Steps {
-			if st.Metadata.StepIndex != i+2 {
+			if st.Metadata.StepIndex != i+1 {
 				t.Fatalf("step %d has step_index %d", i+1, st.Metadata.StepIndex)
 			}
 		}

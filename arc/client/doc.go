@@ -26,8 +26,9 @@
 //     step_index counter, the latest state and available actions, and the
 //     cookies (name and value, restored for every path). The API key is
 //     never stored; it comes from ARC_API_KEY each time.
-//   - step_index counts every command the client recorded, RESETs included,
-//     from 1 for the first RESET.
+//   - step_index is counted as baseline1's server counts it (spec arc.md
+//     "Compatibility facts"): 0 for the response to the opening RESET, +1
+//     for every command after it, RESETs included.
 //   - Locking: every start, move and stop holds an exclusive flock on
 //     LockFile (an O_EXCL file where flock does not exist) for its whole
 //     duration; a second command waits up to Options.LockWait, then fails

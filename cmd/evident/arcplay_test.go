@@ -43,7 +43,7 @@ func TestArcClient(t *testing.T) {
 	t.Run("client start records the first attempt and prints where its frame is", func(t *testing.T) {
 		out, errOut, code := arc(t, "client", "start", "--workspace", ws, "--url", url, "--tag", "test", games.Lights.ID)
 		att := filepath.Join(ws, session.Dir, "level_01_attempt_01")
-		want := "RESET: new attempt level 1 attempt 1\nstate NOT_FINISHED, levels completed 0/3, step_index 1, available actions 6\nframe: " +
+		want := "RESET: new attempt level 1 attempt 1\nstate NOT_FINISHED, levels completed 0/3, step_index 0, available actions 6\nframe: " +
 			filepath.Join(att, "initial_frame.txt") + "\n"
 		if code != 0 || out != want {
 			t.Fatalf("exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, out, want, errOut)
@@ -51,7 +51,7 @@ func TestArcClient(t *testing.T) {
 	})
 	t.Run("client move takes ACTION6 X Y and the JSON form, and records each step", func(t *testing.T) {
 		out, _, code := arc(t, "client", "move", "--workspace", ws, "ACTION6", "0", "0")
-		if code != 0 || !strings.HasPrefix(out, "ACTION6 x=0 y=0: level 1 attempt 1 step 1: RUNNING\nstate NOT_FINISHED, levels completed 0/3, step_index 2") {
+		if code != 0 || !strings.HasPrefix(out, "ACTION6 x=0 y=0: level 1 attempt 1 step 1: RUNNING\nstate NOT_FINISHED, levels completed 0/3, step_index 1") {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 		out, _, code = arc(t, "client", "move", "--workspace", ws, "--reasoning", `{"why":"test"}`, `{"name":"ACTION6","x":1,"y":1}`)
