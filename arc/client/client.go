@@ -91,8 +91,7 @@ type State struct {
 // Options configures a Client.
 type Options struct {
 	// Workspace is the agent workspace: the session goes to
-	// Workspace/client/session, full frames to
-	// Workspace/initial_full_frames.
+	// Workspace/client/session, the state to Workspace/client.
 	Workspace string
 	// API configures the REST client (key, HTTP client, retries).
 	API APIOptions
@@ -147,8 +146,6 @@ type Result struct {
 	// Next is where the recorder stands now (after a completed level: the
 	// next level's first attempt).
 	Next session.Position
-	// FullFrame is the initial_full_frames file written, "" when none.
-	FullFrame string
 	// State is the client state after the command.
 	State State
 }
@@ -342,7 +339,7 @@ func (c *Client) Start(ctx context.Context, baseURL, gameID string, card api.Ope
 	if err := c.writeState(st); err != nil {
 		return nil, err
 	}
-	return h.record(ctx, a, st, session.Action{Name: "RESET"}, resp, rec)
+	return h.record(st, session.Action{Name: "RESET"}, resp, rec)
 }
 
 // Move sends one command (RESET or ACTION1..ACTION7) holding the lock for
@@ -423,12 +420,11 @@ func (h *Held) Move(ctx context.Context, act session.Action, reasoning json.RawM
 	if err := c.writeState(st); err != nil {
 		return nil, fmt.Errorf("client: the server played %s but the state file could not be written: %w", act, err)
 	}
-	return h.record(ctx, a, st, act, resp, rec)
+	return h.record(st, act, resp, rec)
 }
 
-// record writes resp into the session and, when a level starts, its full
-// frame.
-func (h *Held) record(ctx context.Context, a *API, st *State, act session.Action, resp *api.FrameResponse, rec *session.Recorder) (*Result, error) {
+// record writes resp into the session.
+func (h *Held) record(st *State, act session.Action, resp *api.FrameResponse, rec *session.Recorder) (*Result, error) {
 	res := &Result{Action: act, Response: resp, State: *st, Status: session.Running}
 	sr, err := resp.Session(st.StepIndex)
 	fail := func(err error) (*Result, error) {
@@ -461,32 +457,7 @@ func (h *Held) record(ctx context.Context, a *API, st *State, act session.Action
 			res.Intermediates = append(res.Intermediates, filepath.Join(before.Dir, session.StepIntermediateFile(k, i)))
 		}
 	}
-	if act.Name == "RESET" || (res.Next.Level != before.Level && res.Next.Step == 0) {
-		path, err := h.c.writeFullFrame(ctx, a, st.GUID)
-		if err != nil {
-			return res, err
-		}
-		res.FullFrame = path
-	}
 	return res, nil
-}
-
-// writeFullFrame asks the server for the current level's initial full frame
-// and writes it to initial_full_frames/level_N.txt; "" when there is none.
-func (c *Client) writeFullFrame(ctx context.Context, a *API, guid string) (string, error) {
-	g, level, ok, err := a.FullFrame(ctx, guid)
-	if err != nil || !ok {
-		return "", err
-	}
-	dir := filepath.Join(c.ws, session.InitialFullFramesDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("client: %w", err)
-	}
-	path := filepath.Join(dir, session.InitialFullFrameFile(level))
-	if err := g.WriteASCIIFile(path); err != nil {
-		return "", fmt.Errorf("client: %w", err)
-	}
-	return path, nil
 }
 
 // Stop closes the scorecard, marks the state stopped and returns the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -342,7 +343,7 @@ func TestLock(t *testing.T) {
 	})
 }
 
-func TestKeysAndFullFrames(t *testing.T) {
+func TestKeysAndNoFullFrames(t *testing.T) {
 	t.Run("the API key is sent with every command", func(t *testing.T) {
 		l := newLocal(t, 0)
 		c := newClient(t, t.TempDir(), func(o *client.Options) { o.API.Key = "k-123" })
@@ -364,28 +365,16 @@ func TestKeysAndFullFrames(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
-	t.Run("vista levels get their full frame on RESET and on completion", func(t *testing.T) {
+	t.Run("the client writes no initial_full_frames, even where the local server has full frames", func(t *testing.T) {
 		l := newLocal(t, 0)
 		c, ws := start(t, l, games.Vista.ID)
-		dir := filepath.Join(ws, session.InitialFullFramesDir)
-		if _, ok, err := session.ReadInitialFullFrame(dir, 1); !ok || err != nil {
-			t.Fatalf("level 1: %v %v", ok, err)
-		}
 		res := move(t, c, actionNames(games.Vista.Solution(0, 1))...)
-		if res.FullFrame != filepath.Join(dir, "level_2.txt") {
-			t.Fatalf("full frame %q", res.FullFrame)
+		if res.Next.Level != 2 {
+			t.Fatalf("level 1's solution ends at %+v", res.Next)
 		}
-		g, ok, _ := session.ReadInitialFullFrame(dir, 2)
-		want, _ := games.Vista.NewLevel(0, 2).FullFrame()
-		if !ok || g.Width() != want.Width() || g.Height() != want.Height() || g.String() != want.String() {
-			t.Fatal("level 2's full frame differs from the game's")
-		}
-	})
-	t.Run("trek levels have no full frame", func(t *testing.T) {
-		l := newLocal(t, 0)
-		_, ws := start(t, l, games.Trek.ID)
-		if _, err := os.Stat(filepath.Join(ws, session.InitialFullFramesDir)); err == nil {
-			t.Fatal("initial_full_frames written for trek")
+		move(t, c, "ACTION1", "RESET")
+		if _, err := os.Stat(filepath.Join(ws, session.InitialFullFramesDir)); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("initial_full_frames: %v", err)
 		}
 	})
 }

@@ -7,7 +7,10 @@
 // It must not judge, replay or plan: it never loads a world model and never
 // compares frames (evident/arc/verify and the plan executor do). It writes
 // only under the workspace: client/session/ (through session.Recorder),
-// client/client_state.json, client/client.lock and initial_full_frames/.
+// client/client_state.json and client/client.lock. It never writes
+// initial_full_frames/: that is the agent's reconstruction of a partly
+// visible level (spec arc.md "Compatibility facts"); the local server's
+// full map stays available through its own endpoint (API.FullFrame).
 //
 // # Commands
 //
@@ -45,10 +48,6 @@
 //   - An empty session is required to start: one workspace, one game.
 //   - A key is required unless the server is on a loopback address (the
 //     local server accepts any key by default).
-//   - Full frames: after every RESET and every completed level the client
-//     asks the local server's extension (api.PathFullFrame) for the level's
-//     initial full frame and writes initial_full_frames/level_N.txt; the real
-//     server has no such endpoint, so nothing is written there.
 //   - If the server answered but recording failed, the error says that the
 //     session now lags the game; the state file is already updated.
 package client

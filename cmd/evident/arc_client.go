@@ -268,9 +268,6 @@ func printResult(w io.Writer, res *client.Result) {
 	if n := res.Next; n.Dir != r.Dir {
 		fmt.Fprintf(w, "next: level %d attempt %d (initial frame %s/%s)\n", n.Level, n.Attempt, n.Dir, session.InitialFrameFile)
 	}
-	if res.FullFrame != "" {
-		fmt.Fprintf(w, "initial full frame: %s\n", res.FullFrame)
-	}
 }
 
 func printJSON(w io.Writer, raw json.RawMessage) {
