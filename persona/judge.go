@@ -2,7 +2,6 @@ package persona
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"evident/persona/speech"
@@ -165,11 +164,12 @@ func (j *Judge) find(t *Turn, pos int, c *cardRules, h History) Findings {
 	// Rule 2: off-canon names, in named_entities order, without repeats.
 	if t.NamedEntities != nil {
 		f.OffCanon = []string{}
-		for _, e := range t.NamedEntities {
-			if !c.canon[e] && !slices.Contains(f.OffCanon, e) {
+		Distinct(t.NamedEntities, func(_ int, e string) bool {
+			if !c.canon[e] {
 				f.OffCanon = append(f.OffCanon, e)
 			}
-		}
+			return true
+		})
 	}
 
 	// Rule 3: lexicon terms contained verbatim.

@@ -204,13 +204,14 @@ func (ix *index) candidate(t *persona.Turn, pos, line int32) candidate {
 		m.kind = evUntimed
 		c.events = append(c.events, m)
 	}
-	for i, e := range t.NamedEntities {
-		if ix.keep[e] && !slices.Contains(t.NamedEntities[:i], e) {
+	persona.Distinct(t.NamedEntities, func(_ int, e string) bool {
+		if ix.keep[e] {
 			m := ev
 			m.kind, m.entity, m.turnID, m.reply = evMention, e, t.TurnID, t.ReplyText
 			c.events = append(c.events, m)
 		}
-	}
+		return true
+	})
 	if e, ok := ix.judge.RecallQuery(t); ok {
 		q := ev
 		q.kind, q.entity = evQuestion, e
