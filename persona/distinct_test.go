@@ -123,3 +123,31 @@ func BenchmarkOffCanonByRowSize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkJudgeByReplySize is rules 1 (sentences and speech style), 3
+// (lexicon terms) and the evidence over replies of growing length, built
+// from the bench replies repeated: ns/byte stays flat when every rule is
+// linear in the reply.
+func BenchmarkJudgeByReplySize(b *testing.B) {
+	j := benchJudge(b)
+	base := strings.Join(benchReplies, " ")
+	for _, size := range []int{1 << 10, 1 << 14, 1 << 18, 1 << 20} {
+		var sb strings.Builder
+		for sb.Len() < size {
+			sb.WriteString(base)
+			sb.WriteByte(' ')
+		}
+		reply := sb.String()
+		turn := Turn{TurnID: "T-1", SessionID: "S-1", CharacterID: benchCard.CharacterID, ModelID: "m",
+			ReplyText: &reply, NamedEntities: []string{"흑조", "석주"}, FirstPerson: sp("나")}
+		b.Run(fmt.Sprintf("bytes=%d", len(reply)), func(b *testing.B) {
+			b.SetBytes(int64(len(reply)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := j.Judge(&turn, 0, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
