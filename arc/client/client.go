@@ -535,3 +535,35 @@ func (c *Client) Status() (*Status, error) {
 	}
 	return s, nil
 }
+
+// WriteFullFrame asks the local server's extension (API.FullFrame) for the
+// initial full frame of the game's current level and writes it to
+// Workspace/initial_full_frames/level_N.txt, returning that path ("" with no
+// error when the server has none, as the real server never has). The
+// client's own commands never call it: initial_full_frames/ is the agent's
+// reconstruction (spec arc.md "Compatibility facts"); it is for a tool that
+// plays as the agent with the local server's map, such as arc demo. It
+// fails with ErrNotStarted, or on HTTP and I/O errors.
+func (c *Client) WriteFullFrame(ctx context.Context) (string, error) {
+	st, err := c.ReadState()
+	if err != nil {
+		return "", err
+	}
+	a, err := c.newAPI(st.BaseURL, st)
+	if err != nil {
+		return "", err
+	}
+	g, level, ok, err := a.FullFrame(ctx, st.GUID)
+	if err != nil || !ok {
+		return "", err
+	}
+	dir := filepath.Join(c.ws, session.InitialFullFramesDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("client: %w", err)
+	}
+	path := filepath.Join(dir, session.InitialFullFrameFile(level))
+	if err := g.WriteASCIIFile(path); err != nil {
+		return "", fmt.Errorf("client: %w", err)
+	}
+	return path, nil
+}

@@ -377,4 +377,23 @@ func TestKeysAndNoFullFrames(t *testing.T) {
 			t.Fatalf("initial_full_frames: %v", err)
 		}
 	})
+	t.Run("WriteFullFrame writes the local server's map of the current level, and nothing where it has none", func(t *testing.T) {
+		l := newLocal(t, 0)
+		c, ws := start(t, l, games.Vista.ID)
+		move(t, c, actionNames(games.Vista.Solution(0, 1))...)
+		path, err := c.WriteFullFrame(context.Background())
+		dir := filepath.Join(ws, session.InitialFullFramesDir)
+		if err != nil || path != filepath.Join(dir, "level_2.txt") {
+			t.Fatalf("path %q, %v", path, err)
+		}
+		g, ok, _ := session.ReadInitialFullFrame(dir, 2)
+		want, _ := games.Vista.NewLevel(0, 2).FullFrame()
+		if !ok || g.String() != want.String() {
+			t.Fatal("level 2's full frame differs from the game's")
+		}
+		c, _ = start(t, l, games.Trek.ID)
+		if path, err := c.WriteFullFrame(context.Background()); path != "" || err != nil {
+			t.Fatalf("trek: %q, %v", path, err)
+		}
+	})
 }

@@ -40,6 +40,11 @@ func newPlayer(t *testing.T, g *games.Game, seed uint64) *player {
 	if _, err := c.Start(context.Background(), h.URL, g.ID, api.OpenScorecardRequest{}); err != nil {
 		t.Fatal(err)
 	}
+	// The player is the agent: its initial_full_frames/ are the local
+	// server's maps (the client never writes them).
+	if _, err := c.WriteFullFrame(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return &player{t: t, g: g, seed: seed, c: c, ws: ws}
 }
 
@@ -51,6 +56,9 @@ func (p *player) move(actions ...session.Action) *client.Result {
 		var err error
 		if res, err = p.c.Move(context.Background(), a, nil); err != nil {
 			p.t.Fatalf("%s: %v", a, err)
+		}
+		if _, err = p.c.WriteFullFrame(context.Background()); err != nil {
+			p.t.Fatalf("full frame after %s: %v", a, err)
 		}
 	}
 	return res

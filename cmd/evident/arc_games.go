@@ -149,6 +149,11 @@ func runDemo(ctx context.Context, w io.Writer, g *games.Game, seed uint64, ws st
 	defer m.Close()
 	opts := verify.Options{Workspace: ws, Out: w}
 	for round := 0; round < 2*g.Levels(); round++ {
+		// The demo plays as the agent: its reconstruction of the level's
+		// full map is the local server's (the client never writes it).
+		if _, err := c.WriteFullFrame(ctx); err != nil {
+			return err
+		}
 		plan, err := verify.RunPlanner(ctx, m, verify.Source{From: verify.FromCurrent}, opts)
 		if err != nil {
 			return err
