@@ -338,9 +338,24 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// safeNext keeps a redirect target on this site.
+// safeNext keeps a redirect target on this site: a path-absolute URL
+// ("/runs/1?x=y") and nothing a browser could read as another origin. Any
+// control character (browsers drop TAB, CR and LF before parsing, so
+// "/\t/evil.example" becomes "//evil.example"), any backslash (read as "/"),
+// a leading "//", and anything url.Parse does not see as a bare path and
+// query (scheme, host, user info, opaque) give "/" instead (issue 15 item 5).
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		strings.HasPrefix(u.Path, "//") || strings.HasPrefix(u.Path, "/\\") {
 		return "/"
 	}
 	return next
