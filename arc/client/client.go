@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"evident/arc/api"
@@ -146,6 +147,16 @@ type Result struct {
 	// Next is where the recorder stands now (after a completed level: the
 	// next level's first attempt).
 	Next session.Position
+	// Metadata is the metadata recorded for the response (step_index
+	// included).
+	Metadata session.Metadata
+	// Files are the absolute paths of the files recorded for the
+	// response, in baseline1's order (client.py save_step_artifacts,
+	// save_initial_artifacts): metadata, then each frame as PNG then text
+	// (intermediates first, the final frame last); for a step that
+	// completes a level, then the next level's initial_* files. WriteSummary
+	// prints them.
+	Files []string
 	// State is the client state after the command.
 	State State
 }
@@ -433,6 +444,7 @@ func (h *Held) record(st *State, act session.Action, resp *api.FrameResponse, re
 	if err != nil {
 		return fail(err)
 	}
+	res.Metadata = sr.Metadata
 	before := rec.Position()
 	if act.Name == "RESET" {
 		pos, err := rec.Reset(sr)
@@ -441,6 +453,7 @@ func (h *Held) record(st *State, act session.Action, resp *api.FrameResponse, re
 		}
 		res.Recorded, res.Next = pos, pos
 		res.Final = filepath.Join(pos.Dir, session.InitialFrameFile)
+		res.Files = initialFiles(pos.Dir)
 	} else {
 		pos, err := rec.Step(sr)
 		if err != nil {
@@ -453,8 +466,18 @@ func (h *Held) record(st *State, act session.Action, resp *api.FrameResponse, re
 		if len(sr.Frames) > 0 {
 			res.Final = filepath.Join(before.Dir, session.StepFinalFile(k))
 		}
-		for i := 1; i < len(sr.Frames); i++ {
-			res.Intermediates = append(res.Intermediates, filepath.Join(before.Dir, session.StepIntermediateFile(k, i)))
+		files, err := stepFiles(before.Dir, k)
+		if err != nil {
+			return fail(err)
+		}
+		res.Files = files
+		for _, f := range files {
+			if strings.HasPrefix(filepath.Base(f), strings.TrimSuffix(session.StepIntermediateFile(k, 0), "00.txt")) && strings.HasSuffix(f, ".txt") {
+				res.Intermediates = append(res.Intermediates, f)
+			}
+		}
+		if pos.Dir != before.Dir {
+			res.Files = append(res.Files, initialFiles(pos.Dir)...)
 		}
 	}
 	return res, nil

@@ -20,7 +20,13 @@
 // the level) opens a new attempt folder; any other action is the next step
 // of the current attempt, and the step that completes a level is also
 // recorded as the next level's initial_* (session.Recorder). Stop closes
-// the scorecard. Status reads the state and the session and sends nothing.
+// the scorecard. Status and LastStep read the state and the session and
+// send nothing.
+//
+// WriteSummary prints a Result as baseline1's client prints every command
+// (print_step_summary: step, state, level, action, available_actions_next,
+// then the files written, grouped by folder); the command line prints it
+// after start and move, and after StatusHeader for status.
 //
 // # Decisions where the spec is silent
 //

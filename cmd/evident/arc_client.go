@@ -105,7 +105,9 @@ func arcClientCommand() *cli.Command {
 					if err != nil {
 						return clientExit("arc client start", err)
 					}
-					printResult(cmd.Root().Writer, res)
+					if err := client.WriteSummary(cmd.Root().Writer, res); err != nil {
+						return clientExit("arc client start", err)
+					}
 					return nil
 				},
 			},
@@ -134,7 +136,9 @@ func arcClientCommand() *cli.Command {
 					if err != nil {
 						return clientExit("arc client move", err)
 					}
-					printResult(cmd.Root().Writer, res)
+					if err := client.WriteSummary(cmd.Root().Writer, res); err != nil {
+						return clientExit("arc client move", err)
+					}
 					return nil
 				},
 			},
@@ -143,33 +147,40 @@ func arcClientCommand() *cli.Command {
 				Usage: "show the game's state and the current attempt (sends nothing unless --scorecard)",
 				Flags: append(clientFlags(),
 					&cli.BoolFlag{Name: "frame", Usage: "also print the latest frame"},
+					&cli.BoolFlag{Name: "verbose", Usage: "also print the game, server, scorecard and guid"},
 					&cli.BoolFlag{Name: "scorecard", Usage: "also fetch and print the scorecard"}),
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					c, err := newClient(cmd)
 					if err != nil {
 						return clientExit("arc client status", err)
 					}
-					s, err := c.Status()
+					last, err := c.LastStep()
 					if err != nil {
 						return clientExit("arc client status", err)
 					}
 					w := cmd.Root().Writer
-					st := s.State
-					fmt.Fprintf(w, "game %s at %s (scorecard %s, guid %s)\n", st.GameID, st.BaseURL, st.CardID, st.GUID)
-					printState(w, st)
-					if st.Stopped {
-						fmt.Fprintln(w, "stopped: the scorecard is closed")
+					fmt.Fprintln(w, client.StatusHeader)
+					if err := client.WriteSummary(w, last); err != nil {
+						return clientExit("arc client status", err)
 					}
-					if p := s.Position; p.Dir != "" {
-						fmt.Fprintf(w, "current attempt: level %d attempt %d, %d steps\n", p.Level, p.Attempt, p.Step)
+					if cmd.Bool("verbose") {
+						st := last.State
+						fmt.Fprintf(w, "game %s at %s (scorecard %s, guid %s)\n", st.GameID, st.BaseURL, st.CardID, st.GUID)
+						if st.Stopped {
+							fmt.Fprintln(w, "stopped: the scorecard is closed")
+						}
 					}
-					if s.Frame != "" {
-						fmt.Fprintf(w, "frame: %s\n", s.Frame)
-						if cmd.Bool("frame") {
+					if cmd.Bool("frame") {
+						s, err := c.Status()
+						if err != nil {
+							return clientExit("arc client status", err)
+						}
+						if s.Frame != "" {
 							b, err := os.ReadFile(s.Frame)
 							if err != nil {
 								return clientExit("arc client status", err)
 							}
+							fmt.Fprintf(w, "frame: %s\n", s.Frame)
 							w.Write(b)
 						}
 					}
@@ -240,34 +251,6 @@ func parseMoveArgs(args []string) (session.Action, error) {
 		return client.Click(x, y)
 	}
 	return session.Action{}, fmt.Errorf(`want one action: ACTION1, RESET, ACTION6 X Y or '{"name":"ACTION6","x":X,"y":Y}', got %d arguments`, len(args))
-}
-
-func printState(w io.Writer, st client.State) {
-	acts := make([]string, len(st.AvailableActions))
-	for i, a := range st.AvailableActions {
-		acts[i] = strconv.Itoa(a)
-	}
-	fmt.Fprintf(w, "state %s, levels completed %d/%d, step_index %d, available actions %s\n",
-		st.State, st.LevelsCompleted, st.WinLevels, st.StepIndex, strings.Join(acts, " "))
-}
-
-func printResult(w io.Writer, res *client.Result) {
-	r := res.Recorded
-	if res.Action.Name == "RESET" {
-		fmt.Fprintf(w, "RESET: new attempt level %d attempt %d\n", r.Level, r.Attempt)
-	} else {
-		fmt.Fprintf(w, "%s: level %d attempt %d step %d: %s\n", res.Action, r.Level, r.Attempt, r.Step, res.Status)
-	}
-	printState(w, res.State)
-	if res.Final != "" {
-		fmt.Fprintf(w, "frame: %s\n", res.Final)
-	}
-	for _, p := range res.Intermediates {
-		fmt.Fprintf(w, "intermediate frame: %s\n", p)
-	}
-	if n := res.Next; n.Dir != r.Dir {
-		fmt.Fprintf(w, "next: level %d attempt %d (initial frame %s/%s)\n", n.Level, n.Attempt, n.Dir, session.InitialFrameFile)
-	}
 }
 
 func printJSON(w io.Writer, raw json.RawMessage) {

@@ -40,22 +40,24 @@ func TestArcClient(t *testing.T) {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 	})
-	t.Run("client start records the first attempt and prints where its frame is", func(t *testing.T) {
+	t.Run("client start records the first attempt and prints baseline1's summary", func(t *testing.T) {
 		out, errOut, code := arc(t, "client", "start", "--workspace", ws, "--url", url, "--tag", "test", games.Lights.ID)
 		att := filepath.Join(ws, session.Dir, "level_01_attempt_01")
-		want := "RESET: new attempt level 1 attempt 1\nstate NOT_FINISHED, levels completed 0/3, step_index 0, available actions 6\nframe: " +
-			filepath.Join(att, "initial_frame.txt") + "\n"
+		want := "step: 0\nstate: NOT_FINISHED\nlevel: 1 / 3 (completed: 0)\naction: RESET\n" +
+			"available_actions_next: [6(ACTION6, usual semantics: coordinate action)]\npath: " + att +
+			"\nfiles:\n  initial_metadata.json\n  initial_frame.png\n  initial_frame.txt\n"
 		if code != 0 || out != want {
 			t.Fatalf("exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, out, want, errOut)
 		}
 	})
 	t.Run("client move takes ACTION6 X Y and the JSON form, and records each step", func(t *testing.T) {
 		out, _, code := arc(t, "client", "move", "--workspace", ws, "ACTION6", "0", "0")
-		if code != 0 || !strings.HasPrefix(out, "ACTION6 x=0 y=0: level 1 attempt 1 step 1: RUNNING\nstate NOT_FINISHED, levels completed 0/3, step_index 1") {
+		if code != 0 || !strings.HasPrefix(out, "step: 1\nstate: NOT_FINISHED\nlevel: 1 / 3 (completed: 0)\naction: ACTION6\n") ||
+			!strings.HasSuffix(out, "files:\n  step_0001_metadata.json\n  step_0001_final.png\n  step_0001_final.txt\n") {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 		out, _, code = arc(t, "client", "move", "--workspace", ws, "--reasoning", `{"why":"test"}`, `{"name":"ACTION6","x":1,"y":1}`)
-		if code != 0 || !strings.HasPrefix(out, "ACTION6 x=1 y=1: level 1 attempt 1 step 2: RUNNING\n") {
+		if code != 0 || !strings.HasPrefix(out, "step: 2\nstate: NOT_FINISHED\n") {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 		b, _ := os.ReadFile(filepath.Join(ws, session.Dir, "level_01_attempt_01", "step_0002_metadata.json"))
@@ -78,12 +80,17 @@ func TestArcClient(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, errOut)
 		}
 	})
-	t.Run("client status shows the game, the attempt and, with --frame, the frame", func(t *testing.T) {
+	t.Run("client status prints baseline1's last-step summary from the session and, with --frame, the frame", func(t *testing.T) {
 		before := srv.Stats().Requests
-		out, _, code := arc(t, "client", "status", "--workspace", ws, "--frame")
+		out, _, code := arc(t, "client", "status", "--workspace", ws, "--frame", "--verbose")
 		lines := strings.Split(out, "\n")
-		if code != 0 || !strings.HasPrefix(lines[0], "game lights-v1 at "+url) || lines[2] != "current attempt: level 1 attempt 1, 2 steps" ||
-			!strings.HasSuffix(lines[3], "step_0002_final.txt") || len(lines) != 4+64+1 || srv.Stats().Requests != before {
+		att := filepath.Join(ws, session.Dir, "level_01_attempt_01")
+		want := []string{"Last step information:", "step: 2", "state: NOT_FINISHED", "level: 1 / 3 (completed: 0)", "action: ACTION6",
+			"available_actions_next: [6(ACTION6, usual semantics: coordinate action)]", "path: " + att, "files:",
+			"  step_0002_metadata.json", "  step_0002_final.png", "  step_0002_final.txt"}
+		if code != 0 || len(lines) != len(want)+2+64+1 || strings.Join(lines[:len(want)], "\n") != strings.Join(want, "\n") ||
+			!strings.HasPrefix(lines[len(want)], "game lights-v1 at "+url) || lines[len(want)+1] != "frame: "+filepath.Join(att, "step_0002_final.txt") ||
+			srv.Stats().Requests != before {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 		out, _, code = arc(t, "client", "status", "--workspace", ws, "--scorecard")
