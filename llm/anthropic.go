@@ -52,6 +52,11 @@ func NewAnthropic(o Options) (*Anthropic, error) {
 		aoption.WithoutEnvironmentDefaults(),
 		aoption.WithMaxRetries(0),
 	}
+	limit, err := o.maxResponseBytes()
+	if err != nil {
+		return nil, fmt.Errorf("llm: anthropic: %w", err)
+	}
+	opts = append(opts, aoption.WithMiddleware(capResponse(limit)))
 	if o.BaseURL != "" {
 		opts = append(opts, aoption.WithBaseURL(o.BaseURL))
 	}

@@ -21,6 +21,11 @@
 //     the only one.
 //   - API keys: read from one environment variable per client, sent only in
 //     the request header, never logged, and scrubbed from every error text.
+//   - A cap on every answer's body ([Options.MaxResponseBytes], default
+//     [DefaultMaxResponseBytes], 4 MiB): a longer body ends the call with
+//     [ErrTooLarge] as soon as the cap is passed (a declared Content-Length
+//     over it before any is read); [Wrap] counts it as a failure and does
+//     not retry it.
 //
 // What it must not touch: judging. Nothing here decides a verdict, checks a
 // field against a schema's meaning, fills evidence, writes summaries or hedges,

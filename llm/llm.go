@@ -100,6 +100,9 @@ var (
 	ErrRefused = errors.New("llm: model refused")
 	// ErrEmpty means the server answered with no content at all.
 	ErrEmpty = errors.New("llm: empty answer")
+	// ErrTooLarge means the server's answer was longer than
+	// Options.MaxResponseBytes; the call failed and is not retried.
+	ErrTooLarge = errors.New("llm: answer exceeds the response cap")
 )
 
 // APIError is an HTTP error status from a model server. Its text never holds

@@ -30,6 +30,11 @@ type Options struct {
 	APIKeyEnv string
 	// HTTPClient is used for requests; nil means the SDK's default.
 	HTTPClient *http.Client
+	// MaxResponseBytes caps the body of every answer, in bytes (0:
+	// DefaultMaxResponseBytes; negative is an error). A longer body ends
+	// the call with ErrTooLarge as soon as the cap is passed, so a hostile
+	// or broken endpoint cannot grow the process (issue 15 item 3).
+	MaxResponseBytes int64
 
 	// Format says how an OpenAI-compatible request asks for structured
 	// output when Request.Schema is set (default FormatJSONSchema).
@@ -115,6 +120,11 @@ func NewOpenAI(o Options) (*OpenAI, error) {
 		option.WithAPIKey(key),
 		option.WithMaxRetries(0),
 	}
+	limit, err := o.maxResponseBytes()
+	if err != nil {
+		return nil, fmt.Errorf("llm: openai: %w", err)
+	}
+	opts = append(opts, option.WithMiddleware(capResponse(limit)))
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}

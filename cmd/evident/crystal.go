@@ -210,6 +210,7 @@ func crystalRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Usage: "model name, sent to the server and written in every line (required)"},
 			&cli.StringFlag{Name: "base-url", Usage: "OpenAI-compatible API base URL, up to and including /v1 (vLLM, Ollama, llama.cpp); default OpenAI's"},
 			&cli.StringFlag{Name: "api-key-env", Usage: "environment variable holding the API key (default OPENAI_API_KEY)"},
+			maxResponseFlag(),
 			&cli.StringFlag{Name: "out", Usage: "predictions file (JSON Lines), resumed and appended to; default stdout (no resume)"},
 			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "items in flight at once"},
 			&cli.Float64Flag{Name: "rps", Usage: "most requests started per second, retries of a too-large image included (0 = no limit)"},
@@ -238,7 +239,7 @@ func crystalRunAction(ctx context.Context, cmd *cli.Command) error {
 		return fmt.Errorf("--rps %v: want a rate ≥ 0", rps)
 	}
 	client, err := llm.NewOpenAI(llm.Options{BaseURL: cmd.String("base-url"), Model: model,
-		APIKeyEnv: cmd.String("api-key-env"), Format: llm.FormatNone})
+		APIKeyEnv: cmd.String("api-key-env"), Format: llm.FormatNone, MaxResponseBytes: cmd.Int64("max-response-bytes")})
 	if err != nil {
 		return err
 	}

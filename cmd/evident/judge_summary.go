@@ -32,12 +32,19 @@ import (
 )
 
 // summaryFlags are the judge command's flags for model-written summaries.
+// maxResponseFlag caps each model answer's body (llm.Options.MaxResponseBytes).
+func maxResponseFlag() cli.Flag {
+	return &cli.Int64Flag{Name: "max-response-bytes", Value: llm.DefaultMaxResponseBytes,
+		Usage: "longest model answer read, in bytes; a longer one is a failed call (not retried)"}
+}
+
 func summaryFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "summarizer", Value: "none", Usage: "who may rewrite each record's summary: openai (any OpenAI-compatible server), anthropic, or none (the rules' sentence)"},
 		&cli.StringFlag{Name: "model", Usage: "model name for --summarizer"},
 		&cli.StringFlag{Name: "base-url", Usage: "API base URL (OpenAI-compatible: up to and including /v1); default the provider's public API"},
 		&cli.StringFlag{Name: "api-key-env", Usage: "environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)"},
+		maxResponseFlag(),
 		&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "model calls in flight at once"},
 		&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "limit for each model call (each try)"},
 		&cli.IntFlag{Name: "retries", Value: 3, Usage: "retries after a 429, 5xx, timeout or connection error (backoff with jitter, Retry-After honoured; 0 = none)"},
@@ -85,7 +92,7 @@ func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards
 	provider, model := cmd.String("summarizer"), cmd.String("model")
 	switch provider {
 	case "none":
-		for _, name := range []string{"model", "base-url", "api-key-env", "cache", "max-calls", "max-tokens"} {
+		for _, name := range []string{"model", "base-url", "api-key-env", "max-response-bytes", "cache", "max-calls", "max-tokens"} {
 			if cmd.IsSet(name) {
 				return nil, fmt.Errorf("--%s needs --summarizer openai or anthropic", name)
 			}
@@ -119,7 +126,8 @@ func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards
 		return st, nil
 	}
 
-	opts := llm.Options{BaseURL: cmd.String("base-url"), Model: model, APIKeyEnv: cmd.String("api-key-env")}
+	opts := llm.Options{BaseURL: cmd.String("base-url"), Model: model, APIKeyEnv: cmd.String("api-key-env"),
+		MaxResponseBytes: cmd.Int64("max-response-bytes")}
 	var client llm.Client
 	if provider == summarize.ProviderOpenAI {
 		client, err = llm.NewOpenAI(opts)
