@@ -31,11 +31,15 @@
 //
 // # PNG (spec "Palette", "Session recording")
 //
-// Every cell becomes a [Scale]×[Scale] (8×8) block of its palette colour. The
-// image is an 8-bit paletted PNG (the 16 game colours, then brown and magenta),
-// encoded with zlib's fastest level: the recorder writes one per step and the
-// verifier several per mismatch, and the pixels are identical whatever the
-// compression level.
+// Every cell becomes a [Scale]×[Scale] (8×8) block of its palette colour.
+// [Grid.Image] and the mismatch views are paletted images in memory (the 16
+// game colours, then brown and magenta); every PNG file is written as 8-bit
+// RGB, colour type 2, as baseline1's client writes its frames (PIL mode
+// "RGB", so np.array(Image.open(png)) has shape (512, 512, 3) for a game
+// frame; spec arc.md "Compatibility facts"). Files are encoded with zlib's
+// fastest level: the recorder writes one per step and the verifier several
+// per mismatch, and the pixels are identical whatever the compression level
+// (baseline1's files are not byte-identical to ours, only pixel-identical).
 //
 // # Comparison
 //

@@ -129,15 +129,59 @@ func (b *bufferPool) Put(e *png.EncoderBuffer) { b.p.Put(e) }
 var encoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &bufferPool{}}
 
 // EncodePNG writes img as a PNG to w with the encoder settings of this
-// package (fastest compression, pooled buffers). It fails on an empty image.
+// package (fastest compression, pooled buffers). A paletted image without
+// transparent colours, as this package makes, is written as 8-bit RGB
+// (colour type 2) like baseline1's client writes its frames (PIL mode "RGB";
+// spec arc.md "Compatibility facts": np.array(Image.open(png)) has shape
+// (H·8, W·8, 3)); any other image is written as the standard encoder
+// chooses. It fails on an empty image.
 func EncodePNG(w io.Writer, img image.Image) error {
 	if img.Bounds().Empty() {
 		return fmt.Errorf("frame: encode PNG: empty image %v", img.Bounds())
+	}
+	if p, ok := img.(*image.Paletted); ok && opaquePalette(p.Palette) {
+		img = toRGBA(p)
 	}
 	if err := encoder.Encode(w, img); err != nil {
 		return fmt.Errorf("frame: encode PNG: %w", err)
 	}
 	return nil
+}
+
+// opaquePalette reports whether every colour of pal is fully opaque.
+func opaquePalette(pal color.Palette) bool {
+	for _, c := range pal {
+		if _, _, _, a := c.RGBA(); a != 0xFFFF {
+			return false
+		}
+	}
+	return true
+}
+
+// toRGBA converts p to an opaque RGBA image, which the standard encoder
+// writes as RGB without alpha (colour type 2). Rows of a Scale-wide block
+// repeat, so each row is converted once per distinct source row.
+func toRGBA(p *image.Paletted) *image.RGBA {
+	b := p.Bounds()
+	out := image.NewRGBA(b)
+	var lut [256][4]uint8
+	for i, c := range p.Palette {
+		r, g, bl, _ := c.RGBA()
+		lut[i] = [4]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 0xFF}
+	}
+	w := b.Dx()
+	for y := 0; y < b.Dy(); y++ {
+		src := p.Pix[y*p.Stride : y*p.Stride+w]
+		dst := out.Pix[y*out.Stride : y*out.Stride+4*w]
+		if y > 0 && bytes.Equal(src, p.Pix[(y-1)*p.Stride:(y-1)*p.Stride+w]) {
+			copy(dst, out.Pix[(y-1)*out.Stride:(y-1)*out.Stride+4*w])
+			continue
+		}
+		for x, v := range src {
+			copy(dst[4*x:4*x+4], lut[v][:])
+		}
+	}
+	return out
 }
 
 // WritePNG writes g rendered at Scale (see Image) as a PNG to w. It fails on

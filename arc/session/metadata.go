@@ -475,17 +475,84 @@ func (m Metadata) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// MarshalFile returns m as the recorder writes it: MarshalJSON indented by two
-// spaces, with a final newline.
+// Baseline1DroppedKeys are the top-level keys baseline1's client removes
+// from the server's frame before writing it as metadata; it also removes
+// action_input.reasoning (baseline1 client.py compact_frame_metadata).
+var Baseline1DroppedKeys = []string{"frame", "game_id", "guid", "full_reset"}
+
+// Baseline1 returns m in the form baseline1's client writes (spec arc.md
+// "Compatibility facts"; baseline1 client.py compact_frame_metadata): a
+// known action_input.id becomes its name string ("ACTION4", "RESET"; an
+// unknown id stays as it is), action_input.reasoning and the top-level keys
+// of Baseline1DroppedKeys are removed, every other key is kept. m is not
+// changed.
+func (m Metadata) Baseline1() Metadata {
+	out := m
+	out.Extra = nil
+	for k, v := range m.Extra {
+		if slices.Contains(Baseline1DroppedKeys, k) {
+			continue
+		}
+		if out.Extra == nil {
+			out.Extra = map[string]json.RawMessage{}
+		}
+		out.Extra[k] = v
+	}
+	if m.ActionInput != nil {
+		ai := *m.ActionInput
+		if ai.ID.Known() {
+			ai.ID = ActionIDFromName(ActionNames[ai.ID.Code])
+		}
+		ai.Extra = nil
+		for k, v := range m.ActionInput.Extra {
+			if k == "reasoning" {
+				continue
+			}
+			if ai.Extra == nil {
+				ai.Extra = map[string]json.RawMessage{}
+			}
+			ai.Extra[k] = v
+		}
+		out.ActionInput = &ai
+	}
+	return out
+}
+
+// MarshalFile returns m as the recorder writes it, byte for byte what
+// baseline1's client writes for the same response (spec arc.md
+// "Compatibility facts"; measured by recording with baseline1's own
+// client.py, see evident/arc/client testdata/baseline1): m.Baseline1(), every
+// object's keys sorted (baseline1's server answers through Flask's jsonify,
+// which sorts keys, and its client keeps that order), then Python's
+// json.dumps(indent=2): two-space indentation, [] and {} for empty
+// containers, non-ASCII escaped as \uXXXX, no trailing newline. A nil
+// ActionInput is written as "action_input": null, as baseline1's server
+// sends it. So a step file reads
+//
+//	{
+//	  "action_input": {
+//	    "data": {},
+//	    "id": "ACTION4"
+//	  },
+//	  "available_actions": [
+//	    1,
+//	    2
+//	  ],
+//	  "levels_completed": 0,
+//	  "state": "NOT_FINISHED",
+//	  "step_index": 3,
+//	  "win_levels": 3
+//	}
+//
+// It fails like MarshalJSON.
 func (m Metadata) MarshalFile() ([]byte, error) {
-	compact, err := m.MarshalJSON()
+	b := m.Baseline1()
+	compact, err := b.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, compact, "", "  "); err != nil {
-		return nil, fmt.Errorf("session: indent metadata: %w", err)
+	if b.ActionInput == nil {
+		compact = append(compact[:len(compact)-1], `,"action_input":null}`...)
 	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
+	return pythonIndent(compact, true)
 }

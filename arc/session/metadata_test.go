@@ -112,13 +112,13 @@ func TestMetadataMarshal(t *testing.T) {
 			t.Fatalf("second marshal %s", b2)
 		}
 	})
-	t.Run("an integer id is written back as an integer and nil lists as []", func(t *testing.T) {
+	t.Run("an integer id is written as its name, keys sorted, nil lists as [], without a final newline (baseline1's form)", func(t *testing.T) {
 		m := Metadata{State: "GAME_OVER", ActionInput: &ActionInput{ID: ActionIDFromCode(3)}}
 		b, err := m.MarshalFile()
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "{\n  \"step_index\": 0,\n  \"state\": \"GAME_OVER\",\n  \"levels_completed\": 0,\n  \"win_levels\": 0,\n  \"available_actions\": [],\n  \"action_input\": {\n    \"id\": 3\n  }\n}\n"
+		want := "{\n  \"action_input\": {\n    \"id\": \"ACTION3\"\n  },\n  \"available_actions\": [],\n  \"levels_completed\": 0,\n  \"state\": \"GAME_OVER\",\n  \"step_index\": 0,\n  \"win_levels\": 0\n}"
 		if string(b) != want {
 			t.Fatalf("got %q\nwant %q", b, want)
 		}

@@ -35,7 +35,10 @@ func StepFinalFile(step int) string { return fmt.Sprintf("step_%04d_final.txt", 
 // StepFinalPNGFile is "step_0007_final.png" for step 7.
 func StepFinalPNGFile(step int) string { return fmt.Sprintf("step_%04d_final.png", step) }
 
-// StepIntermediateFile is "step_0007_intermediate_02.txt" for step 7, frame 2.
+// StepIntermediateFile is "step_0007_intermediate_02.txt" for step 7 and
+// intermediate i = 2. The recorder numbers intermediates by their 0-based
+// index in the response (the first frame is _00), as baseline1's client
+// does; evident's older recordings start at _01, and readers accept both.
 func StepIntermediateFile(step, i int) string {
 	return fmt.Sprintf("step_%04d_intermediate_%02d.txt", step, i)
 }
@@ -97,37 +100,46 @@ const (
 	kindIntermediatePNG
 )
 
-// parseStepFileName parses the step file names of the layout with any zero
-// padding; inter is the intermediate number for the intermediate kinds.
-func parseStepFileName(name string) (step int, kind stepFileKind, inter int, ok bool) {
+// StepDigits is the number of digits of the step number in step file names:
+// baseline1's readers match ^step_(\d{4})_metadata\.json$ and build every
+// other step file name with {:04d} (spec arc.md "Compatibility facts").
+const StepDigits = 4
+
+// parseStepFileName parses the step file names of the layout; inter is the
+// intermediate number for the intermediate kinds (any number of digits).
+// padded is false for a name of the layout whose step number does not have
+// exactly StepDigits digits (step_7_final.txt), which readers refuse.
+func parseStepFileName(name string) (step int, kind stepFileKind, inter int, padded, ok bool) {
 	rest, found := strings.CutPrefix(name, "step_")
 	if !found {
-		return 0, 0, 0, false
+		return 0, 0, 0, false, false
 	}
+	before := len(rest)
 	step, rest, ok = cutNumber(rest)
 	if !ok {
-		return 0, 0, 0, false
+		return 0, 0, 0, false, false
 	}
+	padded = before-len(rest) == StepDigits
 	switch rest {
 	case "_metadata.json":
-		return step, kindMetadata, 0, true
+		return step, kindMetadata, 0, padded, true
 	case "_final.txt":
-		return step, kindFinal, 0, true
+		return step, kindFinal, 0, padded, true
 	case "_final.png":
-		return step, kindFinalPNG, 0, true
+		return step, kindFinalPNG, 0, padded, true
 	}
 	if rest, found = strings.CutPrefix(rest, "_intermediate_"); !found {
-		return 0, 0, 0, false
+		return 0, 0, 0, false, false
 	}
 	inter, rest, ok = cutNumber(rest)
 	if !ok {
-		return 0, 0, 0, false
+		return 0, 0, 0, false, false
 	}
 	switch rest {
 	case ".txt":
-		return step, kindIntermediate, inter, true
+		return step, kindIntermediate, inter, padded, true
 	case ".png":
-		return step, kindIntermediatePNG, inter, true
+		return step, kindIntermediatePNG, inter, padded, true
 	}
-	return 0, 0, 0, false
+	return 0, 0, 0, false, false
 }

@@ -40,8 +40,14 @@ type Attempt struct {
 	InitialFrame    frame.Grid
 	// Paths of the initial files; InitialPNGPath is "" when the PNG is absent.
 	InitialMetadataPath, InitialFramePath, InitialPNGPath string
-	// Steps are steps 1..n in order; Steps[k-1].Index == k.
+	// Steps are the steps read, by increasing Index: 1..n, so
+	// Steps[k-1].Index == k, except that a step skipped after a GAME_OVER
+	// step (see Skipped) leaves its number out.
 	Steps []Step
+	// Skipped are the metadata paths of steps that have no final frame and
+	// follow a GAME_OVER step: baseline1's reader skips them, and so does
+	// this one (package doc).
+	Skipped []string
 	// Status is the observed status of the last step, or of the initial
 	// metadata when there is no step.
 	Status Status
@@ -209,9 +215,13 @@ func scanAttempt(dir string) (*attemptLayout, error) {
 			l.initialPNG = name
 			continue
 		}
-		k, kind, inter, ok := parseStepFileName(name)
+		k, kind, inter, padded, ok := parseStepFileName(name)
 		if !ok {
 			continue
+		}
+		if !padded {
+			return nil, layoutErr(filepath.Join(dir, name),
+				"step numbers in file names have exactly %d digits (step_%04d_...), as baseline1's readers require; they would skip this file", StepDigits, k)
 		}
 		if k == 0 {
 			return nil, layoutErr(filepath.Join(dir, name), "step numbers count from 1")
@@ -272,10 +282,13 @@ func readMetadataFile(path string) (Metadata, error) {
 // ReadAttempt reads one attempt folder, whose base name gives its level and
 // attempt (level_2_attempt_1 and level_02_attempt_01 both work). It fails,
 // naming the file, when initial_metadata.json or initial_frame.txt is missing
-// or bad, a step number is missing between 1 and the highest one, a step lacks
-// its metadata, a step that is not GAME_OVER lacks its final or an
-// intermediate .txt, a step follows a GAME_OVER or LEVEL_COMPLETED step, a
-// step's action cannot be decoded, or two names fill the same slot.
+// or bad, a frame file is not 64×64 (the error gives its size), a step file's
+// number does not have exactly four digits, a step number is missing between
+// 1 and the highest one, a step lacks its metadata, a step that is not
+// GAME_OVER and does not follow a GAME_OVER step lacks its final or an
+// intermediate .txt, a step's action cannot be decoded, or two names fill the
+// same slot. A step without its final frame right after a GAME_OVER step is
+// skipped (Attempt.Skipped), as baseline1's reader skips it.
 func ReadAttempt(dir string) (Attempt, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -300,8 +313,8 @@ func ReadAttempt(dir string) (Attempt, error) {
 	if a.InitialMetadata, err = readMetadataFile(a.InitialMetadataPath); err != nil {
 		return a, err
 	}
-	if a.InitialFrame, err = frame.ReadASCIIFile(a.InitialFramePath); err != nil {
-		return a, fmt.Errorf("session: %w", err)
+	if a.InitialFrame, err = readGameFrame(a.InitialFramePath); err != nil {
+		return a, err
 	}
 	a.Status = ObservedStatus(a.InitialMetadata, a.Level)
 	a.Steps = make([]Step, 0, l.maxStep)
@@ -310,8 +323,12 @@ func ReadAttempt(dir string) (Attempt, error) {
 		if sn == nil {
 			return a, layoutErr(abs, "step %d missing (no step_%04d_* file) but step %d exists", k, k, l.maxStep)
 		}
-		if k > 1 && a.Status != Running {
-			return a, layoutErr(filepath.Join(abs, anyName(sn)), "step %d follows step %d, whose status is %s", k, k-1, a.Status)
+		afterGameOver := len(a.Steps) > 0 && a.Steps[len(a.Steps)-1].Observed == GameOver
+		if afterGameOver && sn.final == "" && sn.metadata != "" {
+			// baseline1 session_tools.py: a step without its final frame
+			// right after a GAME_OVER step is skipped.
+			a.Skipped = append(a.Skipped, filepath.Join(abs, sn.metadata))
+			continue
 		}
 		st, err := readStep(abs, l.level, k, sn)
 		if err != nil {
@@ -321,6 +338,22 @@ func ReadAttempt(dir string) (Attempt, error) {
 		a.Status = st.Observed
 	}
 	return a, nil
+}
+
+// readGameFrame reads a session frame file, which must be
+// frame.GameSide×frame.GameSide (spec arc.md "What it is for": the game
+// sends 64×64 frames); another size is an error naming the file and the
+// size, not a later frame mismatch.
+func readGameFrame(path string) (frame.Grid, error) {
+	g, err := frame.ReadASCIIFile(path)
+	if err != nil {
+		return g, fmt.Errorf("session: %w", err)
+	}
+	if g.Width() != frame.GameSide || g.Height() != frame.GameSide {
+		return frame.Grid{}, layoutErr(path, "frame is %d×%d cells (width×height), want %d×%d",
+			g.Width(), g.Height(), frame.GameSide, frame.GameSide)
+	}
+	return g, nil
 }
 
 // anyName returns one file name of a step, for error messages.
@@ -360,8 +393,8 @@ func readStep(dir string, level, k int, sn *stepNames) (Step, error) {
 	}
 	if sn.final != "" {
 		st.FinalPath = filepath.Join(dir, sn.final)
-		if st.Final, err = frame.ReadASCIIFile(st.FinalPath); err != nil {
-			return st, fmt.Errorf("session: %w", err)
+		if st.Final, err = readGameFrame(st.FinalPath); err != nil {
+			return st, err
 		}
 	} else if !optional {
 		return st, layoutErr(filepath.Join(dir, StepFinalFile(k)), "missing for a %s step", st.Observed)
@@ -380,9 +413,9 @@ func readStep(dir string, level, k int, sn *stepNames) (Step, error) {
 			return st, layoutErr(filepath.Join(dir, p[1]), "PNG without its .txt frame %s", StepIntermediateFile(k, n))
 		}
 		path := filepath.Join(dir, p[0])
-		g, err := frame.ReadASCIIFile(path)
+		g, err := readGameFrame(path)
 		if err != nil {
-			return st, fmt.Errorf("session: %w", err)
+			return st, err
 		}
 		png := ""
 		if p[1] != "" {

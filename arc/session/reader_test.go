@@ -201,11 +201,11 @@ func TestReadErrors(t *testing.T) {
 				put(t, root, "level_02_attempt_01/step_0001_final.txt", "000\n00\n")
 			},
 			[]string{"level_02_attempt_01/step_0001_final.txt:2:", "row has 2 cells, want 3"}},
-		{"the same step under padded and unpadded names is ambiguous",
+		{"a step file whose number is not 4 digits is refused, as baseline1 reads only step_NNNN_ names",
 			func(t *testing.T, root string) {
 				put(t, root, "level_01_attempt_01/step_1_final.txt", "0\n")
 			},
-			[]string{"step_1_final.txt", "same file as step_0001_final.txt"}},
+			[]string{"step_1_final.txt", "exactly 4 digits (step_0001_...)"}},
 		{"the same attempt under padded and unpadded folder names is ambiguous",
 			func(t *testing.T, root string) {
 				if err := os.Mkdir(filepath.Join(root, "level_1_attempt_01"), 0o755); err != nil {
@@ -213,12 +213,11 @@ func TestReadErrors(t *testing.T) {
 				}
 			},
 			[]string{"same level 1 attempt 1 as folder"}},
-		{"a step after GAME_OVER is refused",
+		{"an 8×8 final frame names the file and its size",
 			func(t *testing.T, root string) {
-				put(t, root, "level_01_attempt_01/step_0004_metadata.json", `{"state":"NOT_FINISHED","levels_completed":0,"action_input":{"id":1}}`)
-				put(t, root, "level_01_attempt_01/step_0004_final.txt", "0\n")
+				put(t, root, "level_01_attempt_01/step_0001_final.txt", strings.Repeat("00000000\n", 8))
 			},
-			[]string{"step 4 follows step 3, whose status is GAME_OVER"}},
+			[]string{"level_01_attempt_01/step_0001_final.txt: session: frame is 8×8 cells (width×height), want 64×64"}},
 		{"ACTION6 without y names the metadata file",
 			func(t *testing.T, root string) {
 				put(t, root, "level_01_attempt_01/step_0002_metadata.json", `{"state":"NOT_FINISHED","levels_completed":0,"action_input":{"id":6,"data":{"x":15}}}`)
