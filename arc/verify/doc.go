@@ -3,7 +3,9 @@
 // verify_world_model.py, verify_main_planner.py, run_main_planner.py):
 // Verify replays every recorded attempt through the model, VerifyPlanner
 // checks the main planner on every completed level, RunPlanner prints a
-// re-simulated plan from a recorded state. Each writes its report, line by
+// re-simulated plan from a recorded state, RunAuxPlanner runs an auxiliary
+// planner module (run_aux_planner.py) and writes its simulated frames to
+// aux_planner_frames/N/. Each writes its report, line by
 // line, to Options.Out, with the seed's wording, and returns a *Failure for
 // everything it reported as a failure (the command line exits 1 on any
 // error).
@@ -71,6 +73,17 @@
 //   - "Current attempt" is the attempt whose latest record has the highest
 //     step_index, ties to the higher level then attempt — the rule
 //     session.OpenRecorder resumes with.
+//   - RunPlanner versus baseline1 run_main_planner.py: same lines and
+//     checks (non-empty plan; re-simulation stops at the first non-RUNNING
+//     status and must be LEVEL_COMPLETED); baseline1 raises the "planner
+//     returned a plan …" AssertionError (a traceback on stderr), evident
+//     prints it on stdout and exits 1; baseline1 plans from a terminal
+//     replay state, evident refuses (above).
+//   - RunAuxPlanner, like baseline1, accepts any non-empty plan: the
+//     re-simulation decides only the "simulated plan reached level
+//     completion" line and which frames exist (none for the terminal step);
+//     the planner must check its own target (baseline1's prompt says so).
+//     Its frames skip apply_render_overrides, as baseline1's do.
 //   - The time limit starts when the session is read and covers every model
 //     call; each call is also bounded by the model's per-call step limit.
 package verify

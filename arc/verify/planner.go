@@ -179,7 +179,7 @@ func RunPlanner(ctx context.Context, m worldmodel.Model, src Source, opts Option
 		return nil, r.modelErr(level, "planner from "+src.String(), err, PlannerTooSlowMessage)
 	}
 	if len(plan) == 0 {
-		return nil, r.fail(&Failure{Kind: NoPlan, Level: level, Report: "no plan found from " + src.String()})
+		return nil, r.fail(&Failure{Kind: NoPlan, Level: level, Report: r.head + "no plan found from " + src.String()})
 	}
 	status, err := simulate(ctx, m, s, plan)
 	if err != nil {
@@ -187,9 +187,9 @@ func RunPlanner(ctx context.Context, m worldmodel.Model, src Source, opts Option
 	}
 	if status != session.LevelCompleted {
 		return nil, r.fail(&Failure{Kind: PlanIncomplete, Level: level, Report: fmt.Sprintf(
-			"planner returned a plan from %s, but world model execution ended with %s.", src, status)})
+			"%splanner returned a plan from %s, but world model execution ended with %s.", r.head, src, status)})
 	}
-	r.printf("plan from %s\n", src)
+	r.printf("%splan from %s\n", r.head, src)
 	for _, a := range plan {
 		r.printf("%s\n", FormatAction(a))
 	}
@@ -220,7 +220,7 @@ func VerifyPlanner(ctx context.Context, m worldmodel.Model, opts Options) error 
 	for level := 1; level <= r.sess.ModelLevel(); level++ {
 		lv := r.sess.Level(level)
 		if lv == nil {
-			r.printf("No level-%d attempts found, we skip this level\n", level)
+			r.printf("%sNo level-%d attempts found, we skip this level\n", r.head, level)
 			break
 		}
 		completed := false
@@ -228,7 +228,7 @@ func VerifyPlanner(ctx context.Context, m worldmodel.Model, opts Options) error 
 			completed = completed || att.Status == session.LevelCompleted
 		}
 		if !completed {
-			r.printf("No completed level-%d attempt found, we skip this level\n", level)
+			r.printf("%sNo completed level-%d attempt found, we skip this level\n", r.head, level)
 			break
 		}
 		where := fmt.Sprintf("level %d initial state", level)
@@ -242,7 +242,7 @@ func VerifyPlanner(ctx context.Context, m worldmodel.Model, opts Options) error 
 		}
 		if len(plan) == 0 {
 			return r.fail(&Failure{Kind: NoPlan, Level: level, Report: fmt.Sprintf(
-				"verification failed for level %d\nMain planner did not find a plan from the level-%d initial state.", level, level)})
+				"%sverification failed for level %d\nMain planner did not find a plan from the level-%d initial state.", r.head, level, level)})
 		}
 		status, err := simulate(ctx, m, s, plan)
 		if err != nil {
@@ -250,15 +250,15 @@ func VerifyPlanner(ctx context.Context, m worldmodel.Model, opts Options) error 
 		}
 		if status != session.LevelCompleted {
 			return r.fail(&Failure{Kind: PlanIncomplete, Level: level, Report: fmt.Sprintf(
-				"verification failed for level %d\nMain planner plan from the level-%d initial state did not reach completion.", level, level)})
+				"%sverification failed for level %d\nMain planner plan from the level-%d initial state did not reach completion.", r.head, level, level)})
 		}
-		r.printf("level %d verified\n", level)
+		r.printf("%slevel %d verified\n", r.head, level)
 		verified = level
 	}
 	if verified > 0 {
-		r.printf("levels 1..%d planner verification passed\n", verified)
+		r.printf("%slevels 1..%d planner verification passed\n", r.head, verified)
 	} else {
-		r.printf("no completed levels to verify\n")
+		r.printf("%sno completed levels to verify\n", r.head)
 	}
 	return nil
 }

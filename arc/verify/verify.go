@@ -40,6 +40,12 @@ type Options struct {
 	Out io.Writer
 	// TimeLimit bounds the whole run; 0 means TimeLimit.
 	TimeLimit time.Duration
+	// Prefix, when not "", is the script name baseline1 prints before its
+	// headline lines ("verify_world_model.py", "verify_main_planner.py",
+	// "run_main_planner.py", "run_aux_planner.py"): those lines get
+	// Prefix + ": " in front, exactly where baseline1's scripts print it (see
+	// the package doc, "Script-name prefix"). Workspace launchers set it.
+	Prefix string
 }
 
 // Kind classifies a Failure.
@@ -102,6 +108,7 @@ type run struct {
 	sess     *session.Session
 	warned   map[int]bool
 	deadline context.Context
+	head     string // Options.Prefix + ": ", or ""
 }
 
 func newRun(ctx context.Context, m worldmodel.Model, opts Options) (*run, context.Context, context.CancelFunc, error) {
@@ -128,7 +135,11 @@ func newRun(ctx context.Context, m worldmodel.Model, opts Options) (*run, contex
 		cancel()
 		return nil, nil, nil, fmt.Errorf("no attempt recorded in %s", sess.Root)
 	}
-	return &run{m: m, out: out, ws: ws, sess: sess, warned: map[int]bool{}, deadline: ctx}, ctx, cancel, nil
+	head := ""
+	if opts.Prefix != "" {
+		head = opts.Prefix + ": "
+	}
+	return &run{m: m, out: out, ws: ws, sess: sess, warned: map[int]bool{}, deadline: ctx, head: head}, ctx, cancel, nil
 }
 
 func (r *run) printf(format string, args ...any) { fmt.Fprintf(r.out, format, args...) }
@@ -172,7 +183,7 @@ func (r *run) render(ctx context.Context, s worldmodel.State, attempt, step int)
 	}
 	if !r.warned[level] && !frame.Equal(base, patched) {
 		r.warned[level] = true
-		r.printf("warning: level %d uses apply_render_overrides; treat this as temporary and as a clue to a missing puzzle mechanic\n", level)
+		r.printf("%swarning: level %d uses apply_render_overrides; treat this as temporary and as a clue to a missing puzzle mechanic\n", r.head, level)
 	}
 	return patched, nil
 }
@@ -193,7 +204,7 @@ func (r *run) frameMismatch(kind Kind, level int, context string, real frame.Gri
 		return err
 	}
 	report := strings.Join([]string{
-		"verification failed for level " + fmt.Sprint(level),
+		r.head + "verification failed for level " + fmt.Sprint(level),
 		context,
 		"real ascii: " + realASCII,
 		"real png: " + realPNG,
@@ -241,9 +252,9 @@ func Verify(ctx context.Context, m worldmodel.Model, opts Options) error {
 				return err
 			}
 		}
-		r.printf("level %d verified\n", level)
+		r.printf("%slevel %d verified\n", r.head, level)
 	}
-	r.printf("levels 1..%d verification passed\n", top)
+	r.printf("%slevels 1..%d verification passed\n", r.head, top)
 	return nil
 }
 
@@ -272,8 +283,8 @@ func (r *run) replay(ctx context.Context, top, level int, att *session.Attempt) 
 		}
 		if status != st.Observed {
 			return r.fail(&Failure{Kind: StatusMismatch, Level: level, Report: fmt.Sprintf(
-				"verification failed for level %d\n%s: predicted status %s, observed %s.\nreal ascii: %s",
-				level, where, status, st.Observed, realPath(st.FinalPath, att.Dir, session.StepFinalFile(st.Index)))})
+				"%sverification failed for level %d\n%s: predicted status %s, observed %s.\nreal ascii: %s",
+				r.head, level, where, status, st.Observed, realPath(st.FinalPath, att.Dir, session.StepFinalFile(st.Index)))})
 		}
 		if status != session.Running {
 			continue

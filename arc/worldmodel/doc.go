@@ -41,9 +41,13 @@
 //     LEVEL_COMPLETED, GAME_OVER, grid, grid_from_rows,
 //     load_initial_full_frame and bfs. Nothing else touches files, clocks or
 //     randomness, so a model is a deterministic function of its arguments.
-//   - load() accepts exactly the three file names above (each executed once;
-//     cycles are errors). Any other module, path or library is refused with
+//   - load() accepts the three file names above, other world_model_*.star
+//     files of the workspace (helpers the agent splits its model into) and
+//     auxiliary planners level_N_planner_i.star (each executed once; cycles
+//     are errors). Any other module, path or library is refused with
 //     `load of "os" refused: a world model may load only …`.
+//   - Auxiliary planners (AuxPlanner; baseline1 run_aux_planner.py): the
+//     planner function of <module>.star, any module name the agent gives.
 //   - load_initial_full_frame(level_index) reads
 //     <workspace>/initial_full_frames/level_N.txt (no zero padding, any size
 //     up to 4096×4096) and returns a frozen grid, or None when the file does
@@ -120,6 +124,7 @@
 //	→ {"id":4,"op":"render","state":8}                                          ← {"id":4,"frame":["…",…]}
 //	→ {"id":5,"op":"override","state":8,"frame":[…],"level":2,"attempt":1,"step":3}   ← {"id":5,"frame":[…]}
 //	→ {"id":6,"op":"plan","state":8,"goal":{"x":3,"y":4}}   ← {"id":6,"plan":[{"name":"ACTION1"},"ACTION2",…]} or {"id":6,"plan":null}
+//	→ {"id":7,"op":"plan","state":8,"module":"level_2_planner_1","goal":…}   (an auxiliary planner; same answer)
 //	→ {"id":7,"op":"key","state":8}                         ← {"id":7,"key":"<32 hex digits>"}
 //	any failure   ← {"id":n,"error":"one line","kind":"contract","func":"world_model_engine.py","traceback":"Traceback …"}
 //
@@ -151,7 +156,9 @@
 //     for ACTION6; its "status" is RUNNING, LEVEL_COMPLETED or GAME_OVER.
 //     override's "step" is 0 for the initial frame, else the 1-based step.
 //   - plan: without "goal" the program calls planner(state), with it
-//     planner(state, goal=G). "plan" is null (None) or a list of actions, each
+//     planner(state, goal=G); with "module" it calls that module's planner
+//     (the adapter: <workspace>/<module>.py; a missing one is kind
+//     "no_planner"). "plan" is null (None) or a list of actions, each
 //     an object {"name":…} (plus integer "x", "y" for ACTION6) or a bare name;
 //     it is decoded as the Starlark runtime decodes plans (RESET refused).
 //   - Errors: "error" is one line; "traceback" is printed under it
@@ -194,21 +201,48 @@
 // the repository or a copy in the workspace. It needs Python 3 with numpy;
 // without numpy hello fails with a message saying so.
 //
-// What the adapter enforces, and what it cannot: the seed's rule "the only
-// file initial_state_reconstruction may read is the level's full initial
-// frame" becomes guard rails against honest mistakes, not a sandbox. Model
-// files may import only numpy, game_status, load_initial_full_frame, the
-// three model files and pure standard modules (collections, heapq, math,
-// itertools, functools, dataclasses, typing, … — ALLOWED_STDLIB in the
-// adapter); os, sys, time, random, pathlib, subprocess and every other
-// module are refused with `import of 'os' refused: …`. open, input,
-// breakpoint, exec, eval, compile, exit and quit are refused in model code,
-// and load_initial_full_frame works only while initial_state_reconstruction
-// runs. Python cannot stop code that wants out: numpy reads files
-// (numpy.load, numpy.loadtxt) and has its own random generator, and object
-// introspection reaches any module; the program runs with the user's rights,
-// network and clock. States are not copied between calls: an engine that
-// mutates its input state behaves as under the seed's own scripts
-// (verification replays one chain of states) but misleads a search run from
-// Go. For a sandboxed model, use Starlark.
+// Imports (baseline1's agent image, Dockerfile.agent): model files may
+// import numpy, scipy, networkx, the pure standard modules of ALLOWED_STDLIB
+// in the adapter (collections, heapq, math, random, itertools, functools,
+// dataclasses, typing, …), the served modules game_status,
+// load_initial_full_frame and state_reconstruction_tools (simulate_actions
+// and replay_actions only; its session readers are not served), and the
+// workspace's own world_model_*.py and level_N_planner_i.py files; every
+// other module (os, sys, time, pathlib, subprocess, socket, …) is refused
+// with `import of 'os' refused: …`. open, input, breakpoint, exec, eval,
+// compile, exit and quit are refused in model code, and
+// load_initial_full_frame works only while initial_state_reconstruction
+// runs.
+//
+// The sandbox (decision): at hello the adapter installs a PEP 578 audit
+// hook that no Python code can remove or reach, whose policy is fixed then.
+// For the rest of the process it refuses opening any file for writing;
+// opening for reading anything but the interpreter's own files (sys.path),
+// the workspace's *.py files and initial_full_frames/level_N.txt; listing
+// folders outside sys.path; every os.* event (process start, file-system
+// changes, kill, …), subprocess, socket, ctypes, gc walks, shutil, tempfile,
+// glob, sqlite3 and the network clients' events; and imports of modules
+// whose C halves act without audit events (_posixsubprocess, _socket,
+// sqlite3, fcntl, mmap, …). The message names the call:
+// `PermissionError: open('client/session/…') refused in a world model: it
+// reads no files; …` or `os.system refused in a world model: …`. So
+// numpy.load, networkx.read_edgelist and os reached by introspection are
+// refused alike. Not covered: C code that makes system calls without an
+// audit event (none is known in numpy, scipy or networkx), memory, the
+// clock. Needs Python ≥ 3.8. States are not copied between calls: an engine
+// that mutates its input state behaves as under the seed's own scripts
+// (verification replays one chain of states) but misleads a search run
+// from Go.
+//
+// # Choosing the interpreter
+//
+// FindPython (the command line's --python, "--model-cmd python", or a
+// workspace with world_model_engine.py and no world_model_engine.star):
+// the --python value, else the first python3 in PATH's folders that
+// imports numpy on Python ≥ 3.8, else FallbackPythons (/usr/bin/python3,
+// /usr/local/bin/python3: where Debian installs python3-numpy, and where a
+// source build goes; on a machine whose pyenv python3 comes first without
+// numpy, Debian's is found). The command line names the one chosen on
+// stderr: `python: /usr/bin/python3 (python 3.11.2, numpy 1.24.2); skipped
+// /root/.pyenv/shims/python3 (cannot import numpy)`.
 package worldmodel

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"evident/arc/frame"
@@ -64,6 +65,35 @@ type Model interface {
 	Plan(ctx context.Context, s State, goal json.RawMessage) ([]session.Action, error)
 	// Close releases the runtime (a subprocess; nothing for Starlark).
 	Close() error
+}
+
+// AuxPlanner is a Model that can also run an auxiliary planner: a planner
+// function in a module of its own, named by the agent (baseline1
+// run_aux_planner.py: "level_N_planner_i", e.g. level_4_planner_1, the file
+// level_4_planner_1.py or, for Starlark, level_4_planner_1.star). Both
+// runtimes of this package implement it.
+type AuxPlanner interface {
+	Model
+	// AuxPlan is module.planner(s), or module.planner(s, goal=G) when goal
+	// is not nil (G decoded from the JSON value goal). module is a bare
+	// module name (letters, digits, '_'; not starting with a digit; a
+	// trailing ".py" or ".star" is the caller's to strip). The result is as
+	// for Plan. A module that does not exist wraps ErrNoPlanner; one
+	// without a planner function is an ErrContract naming it.
+	AuxPlan(ctx context.Context, s State, module string, goal json.RawMessage) ([]session.Action, error)
+}
+
+// checkAuxModule checks an auxiliary planner's module name (see
+// AuxPlanner).
+func checkAuxModule(module string) error {
+	ok := module != "" && (module[0] < '0' || module[0] > '9')
+	for _, c := range module {
+		ok = ok && (c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
+	}
+	if !ok {
+		return fmt.Errorf("planner module %q: want a module name such as level_4_planner_1 (letters, digits, _)", module)
+	}
+	return nil
 }
 
 // State is a world-model state as a Model hands it out. Only the Model that

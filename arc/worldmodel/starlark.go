@@ -186,16 +186,48 @@ func (m *Starlark) Dir() string { return m.dir }
 // Close does nothing; it exists for Model.
 func (m *Starlark) Close() error { return nil }
 
-// allowedModule reports whether load() may name module.
+// allowedModule reports whether load() may name module: the three model
+// files, other world_model_*.star files (helpers the agent splits its model
+// into) and auxiliary planners level_N_planner_i.star, all in the
+// workspace.
 func allowedModule(module string) bool {
-	return module == EngineFile || module == StateIOFile || module == PlannerFile
+	if module == EngineFile || module == StateIOFile || module == PlannerFile {
+		return true
+	}
+	name, ok := strings.CutSuffix(module, ".star")
+	if !ok || checkAuxModule(name) != nil {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(name, "world_model_"); ok && rest != "" {
+		return true
+	}
+	return isLevelPlanner(name)
+}
+
+// isLevelPlanner reports whether name is level_N_planner_i (N, i digits).
+func isLevelPlanner(name string) bool {
+	rest, ok := strings.CutPrefix(name, "level_")
+	if !ok {
+		return false
+	}
+	n, i, ok := strings.Cut(rest, "_planner_")
+	return ok && allDigits(n) && allDigits(i)
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // load is the thread's Load hook: only the three world-model files, each
 // executed once.
 func (m *Starlark) load(_ *starlark.Thread, module string) (starlark.StringDict, error) {
 	if !allowedModule(module) {
-		return nil, fmt.Errorf("load of %q refused: a world model may load only %s, %s and %s (no other file, no library)",
+		return nil, fmt.Errorf("load of %q refused: a world model may load only %s, %s, %s, its other world_model_*.star files and level_N_planner_i.star (no other file, no library)",
 			module, EngineFile, StateIOFile, PlannerFile)
 	}
 	return m.exec(module)
@@ -537,6 +569,45 @@ func (m *Starlark) Plan(ctx context.Context, s State, goal json.RawMessage) ([]s
 	if err := m.loadPlanner(ctx); err != nil {
 		return nil, err
 	}
+	return m.plan(ctx, ss, m.planner, goal)
+}
+
+// AuxPlan runs the planner of <module>.star in the workspace (loaded once,
+// its top-level code under CallSteps, as load() would) like Plan. The
+// module may load the model files and the other files load() accepts; a
+// missing file wraps ErrNoPlanner, a file without planner is an ErrContract
+// "<module> does not define planner(state)." (baseline1
+// run_aux_planner.py's message).
+func (m *Starlark) AuxPlan(ctx context.Context, s State, module string, goal json.RawMessage) ([]session.Action, error) {
+	ss, err := m.own(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAuxModule(module); err != nil {
+		return nil, &CallError{Func: FuncPlanner, Err: err}
+	}
+	file := module + ".star"
+	if _, err := os.Stat(filepath.Join(m.dir, file)); errors.Is(err, fs.ErrNotExist) {
+		return nil, &CallError{Func: file, Err: fmt.Errorf("%w: %s not found in %s", ErrNoPlanner, file, m.dir)}
+	}
+	g, err := m.execTop(ctx, file)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := g[FuncPlanner]
+	if !ok {
+		//lint:ignore ST1005 baseline1 run_aux_planner.py's message, word for word
+		return nil, &CallError{Func: file, Err: fmt.Errorf("%w: %s does not define planner(state).", ErrContract, module)}
+	}
+	fn, ok := v.(starlark.Callable)
+	if !ok {
+		return nil, &CallError{Func: file, Err: fmt.Errorf("%w: planner in %s is a %s, want a function", ErrContract, file, v.Type())}
+	}
+	return m.plan(ctx, ss, fn, goal)
+}
+
+func (m *Starlark) plan(ctx context.Context, ss *starState, planner starlark.Callable, goal json.RawMessage) ([]session.Action, error) {
+	var err error
 	var v starlark.Value
 	err = m.guard(ctx, FuncPlanner, m.planSteps, func() error {
 		var kwargs []starlark.Tuple
@@ -548,7 +619,7 @@ func (m *Starlark) Plan(ctx context.Context, s State, goal json.RawMessage) ([]s
 			kwargs = []starlark.Tuple{{starlark.String("goal"), gv}}
 		}
 		var err error
-		v, err = starlark.Call(m.thread, m.planner, starlark.Tuple{ss.d}, kwargs)
+		v, err = starlark.Call(m.thread, planner, starlark.Tuple{ss.d}, kwargs)
 		return err
 	})
 	if err != nil {

@@ -121,7 +121,7 @@ func TestSandboxRefusesFiles(t *testing.T) {
 	cases := []struct {
 		name, file, body, want string
 	}{
-		{"load os", EngineFile, `load("os", "open")`, `load of "os" refused: a world model may load only world_model_engine.star, world_model_state_io.star and world_model_main_planner.star (no other file, no library)`},
+		{"load os", EngineFile, `load("os", "open")`, `load of "os" refused: a world model may load only world_model_engine.star, world_model_state_io.star, world_model_main_planner.star, its other world_model_*.star files and level_N_planner_i.star (no other file, no library)`},
 		{"load another file", StateIOFile, `load("secrets.star", "x")`, `load of "secrets.star" refused`},
 		{"load by path", StateIOFile, `load("../world_model_engine.star", "MOVES")`, `load of "../world_model_engine.star" refused`},
 		{"load session file", StateIOFile, `load("client/session/level_01_attempt_01/step_0001_final.txt", "x")`, `refused`},

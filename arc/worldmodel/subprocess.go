@@ -251,6 +251,7 @@ type request struct {
 	Attempt int             `json:"attempt,omitempty"`
 	Step    *int            `json:"step,omitempty"`
 	Goal    json.RawMessage `json:"goal,omitempty"`
+	Module  string          `json:"module,omitempty"`
 
 	Protocol   int    `json:"protocol,omitempty"`
 	Workspace  string `json:"workspace,omitempty"`
@@ -609,6 +610,22 @@ func (m *Subprocess) Override(ctx context.Context, f frame.Grid, s State, level,
 // decodes the plan like the Starlark runtime. Only the caller's context
 // bounds it (not CallTimeout).
 func (m *Subprocess) Plan(ctx context.Context, s State, goal json.RawMessage) ([]session.Action, error) {
+	return m.plan(ctx, s, "", goal)
+}
+
+// AuxPlan sends {"op":"plan","state":H,"module":M} (with "goal" when goal
+// is not nil): the planner function of the program's module M, e.g.
+// level_4_planner_1 (the adapter: M.py in the workspace). Errors and the
+// plan are as for Plan; a module the program does not have wraps
+// ErrNoPlanner.
+func (m *Subprocess) AuxPlan(ctx context.Context, s State, module string, goal json.RawMessage) ([]session.Action, error) {
+	if err := checkAuxModule(module); err != nil {
+		return nil, &CallError{Func: FuncPlanner, Err: err}
+	}
+	return m.plan(ctx, s, module, goal)
+}
+
+func (m *Subprocess) plan(ctx context.Context, s State, module string, goal json.RawMessage) ([]session.Action, error) {
 	ss, err := m.own(s)
 	if err != nil {
 		return nil, err
@@ -617,7 +634,7 @@ func (m *Subprocess) Plan(ctx context.Context, s State, goal json.RawMessage) ([
 		return nil, &CallError{Func: FuncPlanner, Err: fmt.Errorf("goal: not JSON: %s", clip(goal))}
 	}
 	var r response
-	if err := m.call(ctx, FuncPlanner, &request{Op: "plan", State: ss.h, Goal: goal}, 0, &r); err != nil {
+	if err := m.call(ctx, FuncPlanner, &request{Op: "plan", State: ss.h, Goal: goal, Module: module}, 0, &r); err != nil {
 		return nil, err
 	}
 	if len(r.Plan) == 0 || string(r.Plan) == "null" {

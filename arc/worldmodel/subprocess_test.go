@@ -277,9 +277,9 @@ func TestPythonGuardRails(t *testing.T) {
 		files    map[string]string
 		fn, want string
 	}{
-		{"import os", withEngine("import os\n"), worldmodel.PythonEngineFile, `ImportError: import of 'os' refused: a world model may import only numpy, game_status, load_initial_full_frame`},
+		{"import os", withEngine("import os\n"), worldmodel.PythonEngineFile, `ImportError: import of 'os' refused: a world model may import only numpy, scipy, networkx, game_status, load_initial_full_frame, state_reconstruction_tools, the workspace's world_model_*.py and level_N_planner_i.py files and the standard modules __future__, abc,`},
 		{"from time", withEngine("from time import time\n"), worldmodel.PythonEngineFile, `import of 'time' refused`},
-		{"import random", map[string]string{worldmodel.PythonStateIOFile: stateIO + "\nimport random\n"}, worldmodel.PythonStateIOFile, `import of 'random' refused`},
+		{"import socket", map[string]string{worldmodel.PythonStateIOFile: stateIO + "\nimport socket\n"}, worldmodel.PythonStateIOFile, `import of 'socket' refused`},
 		{"open at load", withEngine("RULES = open('client/session/level_01_attempt_01/step_0001_final.txt').read()\n"), worldmodel.PythonEngineFile, `PermissionError: open() refused in a world model`},
 		{"syntax error", withEngine("def broken(:\n"), worldmodel.PythonEngineFile, `world_model_engine.py:`},
 		{"no renderer", map[string]string{worldmodel.PythonStateIOFile: strings.Replace(stateIO, "def state_renderer", "def other_renderer", 1)}, worldmodel.PythonStateIOFile, `world model contract violated: world_model_state_io.py does not define state_renderer`},

@@ -13,21 +13,32 @@ unchanged:
     world_model_main_planner.py  planner(state, goal=None) -> list of actions | None  (planner commands only)
 
 Frames reach the model as numpy int16 arrays (rows x columns, values 0..15);
-states stay here, named by integer handles. Model code sees two modules the
-baseline workspace has: game_status (RUNNING, LEVEL_COMPLETED, GAME_OVER) and
+states stay here, named by integer handles. Model code sees three modules the
+baseline workspace has: game_status (RUNNING, LEVEL_COMPLETED, GAME_OVER),
 load_initial_full_frame (load_initial_full_frame(level_index) -> array or
-None, usable only inside initial_state_reconstruction).
+None, usable only inside initial_state_reconstruction) and
+state_reconstruction_tools (simulate_actions, replay_actions only: the
+session readers are not served). The plan request may name an auxiliary
+planner module (level_N_planner_i), loaded like the model files.
 
-Guard rails (they catch honest mistakes, they are not a sandbox; evident's
-Starlark runtime is the sandboxed default):
-  - model files may import only numpy, game_status, load_initial_full_frame,
-    the three model files and a list of pure standard modules (ALLOWED_STDLIB);
-  - open, input, breakpoint, exec, eval, compile, exit and quit are refused in
-    model code;
-  - print() output goes to stderr, so it cannot corrupt the protocol.
-Python offers no way to stop code that wants out (numpy can read files,
-object introspection reaches every module), so the adapter does not try.
+What model code may import (baseline1's agent image): numpy, scipy,
+networkx, the standard modules of ALLOWED_STDLIB, the three served modules,
+and the workspace's own world_model_*.py and level_N_planner_i.py files.
+open, input, breakpoint, exec, eval, compile, exit and quit are refused in
+model code; print() output goes to stderr, so it cannot corrupt the protocol.
 
+The sandbox: at hello the adapter installs an audit hook (PEP 578) that it
+cannot remove and that model code cannot reach. From then on, for the whole
+process, it refuses: opening a file for writing, opening for reading any
+file but the Python installation's (sys.path), the workspace's *.py files
+and initial_full_frames/level_N.txt; listing folders outside sys.path;
+starting processes, sockets, ctypes calls, the gc module's object walks and
+every os-level change to the file system (see audit()). This holds for
+numpy.load, scipy.io, networkx.read_* and introspection tricks alike,
+because the hook sees the interpreter's own events. Not covered: code that
+makes system calls from C without an audit event (no such path is known in
+numpy, scipy or networkx), memory and CPU use (evident's time limits kill
+the process), and the clock.
 Usage: python3 evident_adapter.py   (no arguments; evident sends everything)
 This file is part of evident (arc/worldmodel/adapter); evident writes it to a
 temporary folder for --model-cmd python.
@@ -37,6 +48,7 @@ import builtins
 import hashlib
 import json
 import os
+import re
 import sys
 import traceback
 import types
@@ -59,13 +71,25 @@ F_RENDER = "state_renderer"
 F_OVERRIDES = "apply_render_overrides"
 F_PLANNER = "planner"
 
-# Standard modules without files, clocks, randomness, processes or network.
+# Standard modules without files, clocks, processes or network (random
+# included: baseline1's agents use it, seeded, in planners).
 ALLOWED_STDLIB = frozenset("""
-    __future__ abc array bisect cmath collections copy dataclasses decimal enum
-    fractions functools heapq itertools json math numbers operator re statistics
-    string types typing
+    __future__ abc array bisect cmath collections contextlib copy dataclasses
+    decimal enum fractions functools heapq itertools json math numbers operator
+    random re statistics string types typing
 """.split())
-ALLOWED_IMPORTS = ALLOWED_STDLIB | frozenset(("numpy", "game_status", "load_initial_full_frame")) | frozenset(MODEL_MODULES)
+# Third-party packages of baseline1's agent image (Dockerfile.agent) that a
+# world model may import.
+ALLOWED_PACKAGES = ("numpy", "scipy", "networkx")
+SERVED_MODULES = ("game_status", "load_initial_full_frame", "state_reconstruction_tools")
+ALLOWED_IMPORTS = ALLOWED_STDLIB | frozenset(ALLOWED_PACKAGES) | frozenset(SERVED_MODULES)
+# The workspace's own modules a model file may import.
+WORKSPACE_MODULE = re.compile(r"(world_model_[A-Za-z0-9_]+|level_[0-9]+_planner_[0-9]+)\Z")
+# Any module the plan request may name as an auxiliary planner.
+AUX_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+IMPORT_RULE = ("a world model may import only numpy, scipy, networkx, game_status, load_initial_full_frame, "
+               "state_reconstruction_tools, the workspace's world_model_*.py and level_N_planner_i.py files and "
+               "the standard modules " + ", ".join(sorted(ALLOWED_STDLIB)) + " (evident adapter)")
 
 ADAPTER_FILE = os.path.abspath(__file__)
 real_import = builtins.__import__
@@ -99,15 +123,14 @@ class Failure(Exception):
 
 def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
     if level != 0:
-        raise ImportError("relative import refused: a world model may import only numpy, game_status, "
-                          "load_initial_full_frame, its three files and pure standard modules (evident adapter)")
+        raise ImportError("relative import refused: " + IMPORT_RULE)
     top = name.partition(".")[0]
-    if top in MODEL_MODULES:
-        return load_model_module(top)
-    if top not in ALLOWED_IMPORTS:
-        raise ImportError("import of %r refused: a world model may import only numpy, game_status, "
-                          "load_initial_full_frame, %s.py, %s.py, %s.py and the standard modules %s (evident adapter)"
-                          % (name, ENGINE, STATE_IO, PLANNER, ", ".join(sorted(ALLOWED_STDLIB))))
+    if WORKSPACE_MODULE.match(top) and top not in sys.modules:
+        if os.path.isfile(os.path.join(workspace, top + ".py")) or top in MODEL_MODULES:
+            return load_model_module(top)
+        raise ModuleNotFoundError("No module named %r (no %s.py in the workspace)" % (top, top), name=top)
+    if top not in ALLOWED_IMPORTS and not WORKSPACE_MODULE.match(top):
+        raise ImportError("import of %r refused: %s" % (name, IMPORT_RULE))
     return real_import(name, globals, locals, fromlist, level)
 
 
@@ -161,8 +184,24 @@ def make_support_modules():
     lf.load_initial_full_frame = load_initial_full_frame
     lf.INITIAL_FULL_FRAMES_DIR = full_frames_dir
     lf.get_initial_full_frame_path = full_frame_path
+    srt = types.ModuleType("state_reconstruction_tools")
+    srt.simulate_actions = simulate_actions
+    srt.replay_actions = simulate_actions
     sys.modules["game_status"] = gs
     sys.modules["load_initial_full_frame"] = lf
+    sys.modules["state_reconstruction_tools"] = srt
+
+
+def simulate_actions(start_state, actions):
+    """baseline1's state_reconstruction_tools.simulate_actions: run actions
+    through world_model_engine from start_state, stopping at the first
+    non-RUNNING status; returns (state, status)."""
+    state, status = start_state, RUNNING
+    for action in actions:
+        state, status = M.engine(state, action)
+        if status != RUNNING:
+            break
+    return state, status
 
 
 def load_model_module(name):
@@ -373,6 +412,86 @@ def encode_action(a):
     return repr(a)
 
 
+
+# ---- the sandbox (audit hook) ----------------------------------------------
+
+# Modules whose import is refused once the sandbox is on, whoever imports
+# them: their C halves start processes, open sockets or files without an
+# audit event of their own.
+DENIED_IMPORTS = frozenset("""
+    _posixsubprocess subprocess multiprocessing _multiprocessing socket _socket ssl _ssl
+    sqlite3 _sqlite3 fcntl resource pty termios mmap _posixshmem dbm _dbm _gdbm
+""".split())
+# Audit events refused outright (prefixes end with ".").
+DENIED_EVENT_PREFIXES = ("os.", "subprocess.", "socket.", "ctypes.", "shutil.", "tempfile.", "glob.",
+                         "sqlite3.", "urllib.", "http.", "ftplib.", "smtplib.", "poplib.", "imaplib.",
+                         "nntplib.", "telnetlib.", "webbrowser.", "syslog.", "fcntl.", "resource.",
+                         "pty.", "winreg.", "msvcrt.", "_winapi.", "gc.")
+DENIED_EVENTS = frozenset(("builtins.input", "builtins.input/result", "signal.pthread_kill", "sys._current_frames"))
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+
+def install_sandbox():
+    """Install the audit hook (once, for the life of the process). Its policy
+    is fixed here and held only in the hook's closure, which no Python code
+    can reach once this function returns (gc walks are refused)."""
+    roots = []
+    for p in sys.path + [os.path.dirname(os.__file__)]:
+        if p and os.path.isdir(p):
+            roots.append(os.path.realpath(p))
+    roots = tuple(sorted(set(roots)))
+    ws = os.path.realpath(workspace)
+    frames = os.path.realpath(full_frames_dir)
+    sep = os.sep
+    realpath, fspath, fsdecode, dirname, basename = os.path.realpath, os.fspath, os.fsdecode, os.path.dirname, os.path.basename
+    frame_file = re.compile(r"level_[0-9]+\.txt\Z")
+
+    def under(path, root):
+        return path == root or path.startswith(root + sep)
+
+    def readable(path):
+        if any(under(path, r) for r in roots):
+            return True
+        if dirname(path) == ws and path.endswith(".py"):
+            return True
+        return dirname(path) == frames and frame_file.match(basename(path)) is not None
+
+    def refuse(what, why):
+        raise PermissionError("%s refused in a world model: %s (evident sandbox)" % (what, why))
+
+    def hook(event, args):
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, None))[:3]
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (isinstance(flags, int) and flags & WRITE_FLAGS)
+            if isinstance(path, int):
+                if writing:
+                    refuse("open(%d, %r)" % (path, mode), "it writes no files")
+                return
+            try:
+                name = fsdecode(fspath(path))
+            except Exception:
+                refuse("open(%r)" % (path,), "not a file path")
+            if writing:
+                refuse("open(%r, %r)" % (name, mode), "it writes no files")
+            if not readable(realpath(name)):
+                refuse("open(%r)" % (name,), "it reads no files; initial_state_reconstruction may call "
+                       "load_initial_full_frame(level_index)")
+        elif event == "import":
+            if args and isinstance(args[0], str) and args[0].partition(".")[0] in DENIED_IMPORTS:
+                refuse("import of %r" % args[0], "no processes, sockets or files")
+        elif event in ("os.listdir", "os.scandir"):
+            path = args[0] if args else None
+            try:
+                name = realpath(fsdecode(fspath(path if path is not None else ".")))
+            except Exception:
+                name = None
+            if name is None or not any(under(name, r) for r in roots):
+                refuse("%s(%r)" % (event, path), "it lists no folders")
+        elif event.startswith(DENIED_EVENT_PREFIXES) or event in DENIED_EVENTS:
+            refuse(event, "no processes, network, file changes or interpreter introspection")
+
+    sys.addaudithook(hook)
+
 # ---- operations -----------------------------------------------------------
 
 M = types.SimpleNamespace(engine=None, reconstruct=None, render=None, overrides=None)
@@ -388,6 +507,7 @@ def op_hello(req):
     workspace = os.path.abspath(req["workspace"])
     full_frames_dir = os.path.abspath(req.get("full_frames") or os.path.join(workspace, "initial_full_frames"))
     make_support_modules()
+    install_sandbox()
     eng = load_model_module(ENGINE)
     M.engine = need_func(eng, ENGINE + ".py", F_ENGINE)
     sio = load_model_module(STATE_IO)
@@ -440,24 +560,47 @@ def op_override(req):
 def op_plan(req):
     global planner_fn
     st = get_state(req)
-    if planner_fn is None:
-        try:
-            mod = load_model_module(PLANNER)
-        except Failure as f:
-            if f.kind == "missing":
-                raise Failure("no_planner", "%s.py not found in %s" % (PLANNER, workspace), PLANNER + ".py")
-            raise
-        except BaseException as e:
-            e.evident_func = PLANNER + ".py"
-            raise
-        planner_fn = need_func(mod, PLANNER + ".py", F_PLANNER)
+    module = req.get("module")
+    if module is None:
+        if planner_fn is None:
+            planner_fn = load_planner(PLANNER)
+        fn = planner_fn
+    else:
+        fn = aux_planners.get(module)
+        if fn is None:
+            if not isinstance(module, str) or not AUX_MODULE.match(module):
+                raise Failure("runtime", "planner module %r is not a Python module name" % (module,))
+            fn = aux_planners[module] = load_planner(module)
     goal = req.get("goal")
-    plan = planner_fn(st) if goal is None else planner_fn(st, goal=goal)
+    plan = fn(st) if goal is None else fn(st, goal=goal)
     if plan is None:
         return {"plan": None}
     if isinstance(plan, (str, bytes, dict)) or not isinstance(plan, (list, tuple)):
         raise ContractError("returned a %s, want a list of actions or None" % type(plan).__name__)
     return {"plan": [encode_action(a) for a in plan]}
+
+
+aux_planners = {}
+
+
+def load_planner(name):
+    """The planner function of workspace module name (the main planner or an
+    auxiliary one such as level_4_planner_1)."""
+    file = name + ".py"
+    try:
+        mod = load_model_module(name)
+    except Failure as f:
+        if f.kind == "missing":
+            raise Failure("no_planner", "%s not found in %s" % (file, workspace), file)
+        raise
+    except BaseException as e:
+        e.evident_func = file
+        raise
+    fn = getattr(mod, F_PLANNER, None)
+    if fn is None and name != PLANNER:
+        # baseline1 run_aux_planner.py's message.
+        raise Failure("contract", "%s does not define planner(state)." % name, file)
+    return need_func(mod, file, F_PLANNER)
 
 
 def op_key(req):
