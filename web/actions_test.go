@@ -220,7 +220,7 @@ func TestAccess(t *testing.T) {
 			if err := web.CheckAddr(addr, ""); err == nil {
 				t.Errorf("CheckAddr(%q) allowed without a token", addr)
 			}
-			if err := web.CheckAddr(addr, "s3cret-token"); err != nil {
+			if err := web.CheckAddr(addr, "s3cret-token-of-16+"); err != nil {
 				t.Errorf("CheckAddr(%q) with a token: %v", addr, err)
 			}
 		}
@@ -289,6 +289,7 @@ func TestAccess(t *testing.T) {
 				t.Errorf("a stolen auth cookie alone opened the page: %d", p.status)
 			}
 		})
+		token = c.csrf() // the session id, and with it the CSRF token, is new after login
 		t.Run("a redirect after login stays on this site", func(t *testing.T) {
 			p := c.postForm("/login", url.Values{"csrf": {token}, "token": {"correct horse battery staple"}, "next": {"//evil.example/"}})
 			if p.header.Get("Location") != "/" {
@@ -296,7 +297,7 @@ func TestAccess(t *testing.T) {
 			}
 		})
 		t.Run("logging out closes the pages again", func(t *testing.T) {
-			c.postForm("/logout", url.Values{"csrf": {token}})
+			c.postForm("/logout", url.Values{"csrf": {c.csrf()}})
 			if p := c.get("/runs/1"); p.status != http.StatusSeeOther {
 				t.Errorf("after logout: %d", p.status)
 			}

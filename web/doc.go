@@ -64,9 +64,16 @@
 //
 // Without a token the server answers only requests whose Host is a loopback
 // name or address (a guard against DNS rebinding), and CheckAddr refuses to
-// listen on anything but loopback. With a token every page but /login and
-// /static needs the auth cookie that /login sets after a constant-time
-// comparison. Every POST carries a CSRF token derived (HMAC-SHA256 with a
+// listen on anything but loopback. A token must be at least MinTokenLength
+// (16) bytes. With a token every page but /login and /static needs a live
+// server-side session: /login compares the token in constant time, then
+// issues a new session id (so one planted before login is worthless) and
+// an auth cookie bound to it; the session ends at logout (a copied cookie
+// pair stops working at once), after Options.SessionIdle without a request
+// (default 12 h) or Options.SessionMaxAge after login (default 7 days), and
+// at most MaxSessions are kept (the least recently used goes first). Wrong
+// tokens are limited for all clients together: past LoginFailuresPerMinute
+// in a minute, /login answers 429 with Retry-After until the minute ends. Every POST carries a CSRF token derived (HMAC-SHA256 with a
 // per-process random key) from the random per-browser session cookie, and
 // cross-site POSTs (Origin or Sec-Fetch-Site) are refused. All text reaches
 // the page through html/template, so a reply holding <script> is shown as

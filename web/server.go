@@ -43,6 +43,13 @@ type Options struct {
 	Workers int
 	// Log receives one line per failed request; nil means log.Default().
 	Log *log.Logger
+	// SessionIdle and SessionMaxAge end a logged-in session after that
+	// long without a request, or after its login; 0 means
+	// DefaultSessionIdle and DefaultSessionMaxAge.
+	SessionIdle, SessionMaxAge time.Duration
+	// Now is the clock for sessions and the login limit; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Server is the screen. It is an http.Handler; create it with New.
@@ -54,6 +61,7 @@ type Server struct {
 	pages map[string]*template.Template
 	css   string
 	jobs  sync.Mutex // one import or judge at a time
+	auth  *sessions
 
 	crystal *crystalRuns // CRYSTAL score runs: the demo and this lifetime's uploads
 
@@ -70,6 +78,9 @@ func New(db *store.DB, o Options) (*Server, error) {
 	}
 	if o.Log == nil {
 		o.Log = log.Default()
+	}
+	if err := checkToken(o.Token); err != nil {
+		return nil, err
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -88,7 +99,7 @@ func New(db *store.DB, o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{db: db, opt: o, key: key, pages: pages, css: string(css), cache: map[int64]*runData{},
-		crystal: &crystalRuns{runs: demoRuns}}
+		crystal: &crystalRuns{runs: demoRuns}, auth: newSessions(o.Now, o.SessionIdle, o.SessionMaxAge)}
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, err
@@ -226,10 +237,15 @@ func isLoopback(host string) bool {
 
 // CheckAddr refuses a listen address that is not loopback unless a token is
 // set: the screen shows every reply of the store and takes uploads.
+//
+// A token, wherever it is given, must be at least MinTokenLength bytes.
 func CheckAddr(addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if err := checkToken(token); err != nil {
+		return err
 	}
 	if token != "" || isLoopback(host) {
 		return nil
@@ -261,12 +277,14 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) string {
 			return c.Value
 		}
 	}
-	b := make([]byte, 32)
-	rand.Read(b)
-	sid := base64.RawURLEncoding.EncodeToString(b)
+	sid := newSID()
+	setSessionCookie(w, r, sid)
+	return sid
+}
+
+func setSessionCookie(w http.ResponseWriter, r *http.Request, sid string) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sid, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
-	return sid
 }
 
 func (s *Server) mac(purpose, sid string) string {
@@ -295,9 +313,12 @@ func (s *Server) csrfFail(w http.ResponseWriter, r *http.Request) {
 		"이 화면에서 연 양식으로만 보낼 수 있습니다. 페이지를 새로 고친 뒤 다시 보내 주세요.")
 }
 
+// authed reports a live logged-in session: the server's session table holds
+// sid, and the auth cookie is this session's (so neither cookie works
+// alone, nor after logout or expiry).
 func (s *Server) authed(r *http.Request, sid string) bool {
 	c, err := r.Cookie(authCookie)
-	return err == nil && hmac.Equal([]byte(c.Value), []byte(s.mac("auth", sid)))
+	return err == nil && hmac.Equal([]byte(c.Value), []byte(s.mac("auth", sid))) && s.auth.authed(sid)
 }
 
 // tokenOK compares a login token with the configured one in constant time
@@ -322,17 +343,29 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := safeNext(r.PostFormValue("next"))
+	if ok, wait := s.auth.loginAllowed(); !ok {
+		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
+		s.fail(w, r, http.StatusTooManyRequests, "로그인 시도가 너무 많습니다",
+			fmt.Sprintf("틀린 토큰이 1분에 %d번을 넘었습니다. %d초 뒤에 다시 해 주세요.", LoginFailuresPerMinute, int(wait.Seconds())+1))
+		return
+	}
 	if !s.tokenOK(r.PostFormValue("token")) {
-		time.Sleep(300 * time.Millisecond) // slows guessing a little; the token must be long
+		s.auth.failed()
 		s.render(w, r, http.StatusUnauthorized, "login", &loginPage{Next: next, Failed: true})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: authCookie, Value: s.mac("auth", sidOf(r)), Path: "/", HttpOnly: true,
+	// A new session id at login: one set before it (by anyone) is not
+	// the logged-in one.
+	sid := newSID()
+	s.auth.login(sid)
+	setSessionCookie(w, r, sid)
+	http.SetCookie(w, &http.Cookie{Name: authCookie, Value: s.mac("auth", sid), Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	s.auth.logout(sidOf(r))
 	http.SetCookie(w, &http.Cookie{Name: authCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
