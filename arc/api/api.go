@@ -15,6 +15,9 @@
 //     these codes and the word GAME_OVER.
 //   - action_input.reasoning, when present, is kept as an extra key of the
 //     recorded action_input, never sent to the world model.
+//   - official.go holds the official toolkit's shapes (EnvironmentInfo,
+//     EnvironmentScorecard, the older agents' LegacyScorecard and Card) with
+//     the model each is written from; the local server answers in them.
 //   - The local server adds one endpoint the real API lacks, PathFullFrame:
 //     the current level's initial full frame when the level is larger than
 //     the 64×64 view. The client writes it to initial_full_frames/level_N.txt
@@ -131,6 +134,10 @@ type FrameResponse struct {
 	WinLevels        int         `json:"win_levels"`
 	ActionInput      ActionInput `json:"action_input"`
 	AvailableActions []int       `json:"available_actions"`
+	// FullReset is true on the response to a RESET that restarted the whole
+	// game (a new run on the scorecard), false otherwise (arcengine
+	// FrameData.full_reset; spec arc.md "Compatibility facts").
+	FullReset bool `json:"full_reset"`
 }
 
 // FullFrameResponse is the answer of GET PathFullFrame+{guid}: the initial

@@ -43,11 +43,45 @@
 //     win 400 GAME_WON; an action outside available_actions 400
 //     ACTION_NOT_AVAILABLE. Rejected commands do not count as actions.
 //   - available_actions is the game's fixed list in every response.
-//   - Scorecards: every command of a play counts as an action of the level
-//     the play was on when it arrived (RESETs included); the level and game
-//     scores are Score's RHAE. A scorecard closes when asked or after
-//     Config.ScorecardIdle without a command; RESET and actions on a closed
-//     scorecard are 400 SCORECARD_CLOSED.
+//   - The official API (spec arc.md "Compatibility facts"; arcprize/ARC-AGI
+//     arc_agi api.py and server.py): GET /api/games lists every game as an
+//     api.EnvironmentInfo, baseline_actions included (the toolkit's own
+//     server leaves them out; these baselines are public, the toolkit reads
+//     the field, and `evident arc score --baseline` takes the answer);
+//     GET /api/games/{id} matches the id or, like the toolkit's server, the
+//     first served game whose id starts with id + "-" ("trek" finds
+//     "trek-v1"; "tr" finds nothing; the built-in ids differ before their
+//     dash, so the first-match rule never has to choose); GET
+//     /api/healthcheck answers "okay"; GET /api/games/anonkey answers
+//     AnonymousAPIKey. Both work without an API key.
+//   - Every FrameResponse carries full_reset: true for a RESET that started
+//     the game afresh (without guid, or with one when no action was taken
+//     in the level or the game was won), else false. (The toolkit's own
+//     listen_and_serve always sends false; the meaning here is the field's.)
+//   - action_input.reasoning is echoed as sent, a JSON string (as the
+//     toolkit sends it, json.dumps'ed) or any other JSON value, up to
+//     MaxReasoningBytes as compact JSON.
+//   - Errors as the official server answers them: a command naming an
+//     unknown game, guid or scorecard, or a guid of a closed scorecard, is
+//     400 {"error":"SERVER_ERROR","message":"game {game_id} not found"};
+//     GET of an unknown or closed scorecard 404 SERVER_ERROR "card_id `{id}`
+//     not found"; close of one 404 VALIDATION_ERROR "scorecard {id} not
+//     found"; a missing game_id, guid or card_id 400 VALIDATION_ERROR.
+//   - Scorecards are the official EnvironmentScorecard, scored by package
+//     evident/arc/score from the same responses the client sees (a full
+//     RESET starts a new run and is no action; a level RESET is an action
+//     and a reset; an environment's score is its best run's). GET
+//     /api/scorecard/{card_id}/{game_id} answers the older agents' shape
+//     (api.LegacyScorecard, as arc_agi get_json_for does); the close answer
+//     adds their "cards" (api.ClosedScorecard). A game of a scorecard is
+//     scored when it has a run; its tags feed tags_scores.
+//   - A scorecard closes when asked, after Config.ScorecardIdle without a
+//     command (15 min) or Config.ScorecardMaxOpen after it opened (3 days),
+//     judged on Config.Now at every request. Closing forgets the scorecard
+//     and its plays, as the toolkit's server does, so later commands get
+//     the "game … not found" answer and GET/close get 404.
+//   - Not done: scorecards are not tied to the API key that opened them,
+//     and competition mode is not served.
 //   - Rate limit: Config.RateLimit requests per minute per API key over a
 //     sliding window; beyond it 429 RATE_LIMIT_EXCEEDED with Retry-After in
 //     whole seconds.

@@ -54,6 +54,10 @@ type Game struct {
 	Baselines []int
 	// Actions are the available_actions of every response (API numbers).
 	Actions []int
+	// Tags are the EnvironmentInfo tags (how the game is played: "keyboard"
+	// for ACTION1..4, "click" for ACTION6); the scorecard's tags_scores
+	// group levels by them (arc_agi scorecard.py).
+	Tags []string
 
 	newLevel func(seed uint64, level int) Level
 	solve    func(seed uint64, level int) []session.Action

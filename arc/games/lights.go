@@ -24,6 +24,7 @@ var Lights = &Game{
 	Rules: "Click a lamp to flip it and its four neighbours (purple lamps never change); " +
 		"make the board match the small pattern at the top. Only ACTION6 is available.",
 	Baselines: []int{4, 8, 12},
+	Tags:      []string{"click"},
 	Actions:   []int{6},
 	newLevel:  func(seed uint64, level int) Level { return newLights(seed, level) },
 	solve:     solveLights,

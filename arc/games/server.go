@@ -1,6 +1,7 @@
 package games
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,17 +16,36 @@ import (
 
 	"evident/arc/api"
 	"evident/arc/frame"
+	"evident/arc/score"
 	"evident/arc/session"
 )
 
-// Defaults of Config.
+// Defaults of Config and limits of the official API.
 const (
 	// DefaultScorecardIdle is how long a scorecard stays open without a
-	// command (spec arc.md: "Scorecards close after 15 min idle").
+	// command (spec arc.md: "Scorecards close after 15 min idle"; arc_agi
+	// scorecard.py DEFAULT_STALE_MINUTES).
 	DefaultScorecardIdle = 15 * time.Minute
+	// DefaultScorecardMaxOpen is how long a scorecard stays open at most
+	// (arc_agi scorecard.py DEFAULT_MAX_OPEN_FOR_MINUTES: 3 days).
+	DefaultScorecardMaxOpen = 72 * time.Hour
 	// AffinityCookie is the cookie the server sets on every response that
 	// lacks it, standing in for the real server's session-affinity cookie.
 	AffinityCookie = "arc_affinity"
+	// AnonymousAPIKey is what GET api.PathAnonKey hands out. It is
+	// accepted like any other key when Config.APIKey is "", and refused
+	// (401) when a key is configured.
+	AnonymousAPIKey = "00000000-0000-4000-8000-anonymous000"
+	// MaxReasoningBytes bounds action_input.reasoning as compact JSON
+	// (ARC-AGI-3-Agents structs.py MAX_REASONING_BYTES); larger is 400
+	// VALIDATION_ERROR.
+	MaxReasoningBytes = 16 * 1024
+	// MaxOpaqueBytes bounds a scorecard's opaque as compact JSON (arc_agi
+	// api.py MAX_OPAQUE_BYTES).
+	MaxOpaqueBytes = 16 * 1024
+	// DefaultFPS is every game's EnvironmentInfo default_fps (the
+	// toolkit's own default, models.py).
+	DefaultFPS = 5
 	// maxBody bounds a request body, in bytes.
 	maxBody = 1 << 20
 )
@@ -46,6 +66,9 @@ type Config struct {
 	// ScorecardIdle closes a scorecard after this long without a command;
 	// 0 means DefaultScorecardIdle.
 	ScorecardIdle time.Duration
+	// ScorecardMaxOpen closes a scorecard this long after it was opened;
+	// 0 means DefaultScorecardMaxOpen.
+	ScorecardMaxOpen time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -60,8 +83,9 @@ type Stats struct {
 }
 
 // Server is the local game server: an http.Handler speaking the ARC-AGI-3
-// REST API (spec arc.md "The real game") for the built-in games. It is safe
-// for concurrent use; commands are executed one at a time.
+// REST API (spec arc.md "The real game", "Compatibility facts") for the
+// built-in games. It is safe for concurrent use; commands are executed one
+// at a time.
 type Server struct {
 	cfg   Config
 	games map[string]*Game
@@ -88,25 +112,6 @@ type play struct {
 	lv              Level
 }
 
-// card is one scorecard.
-type card struct {
-	id     string
-	req    api.OpenScorecardRequest
-	last   time.Time
-	closed bool
-	games  map[string]*cardGame
-	order  []string
-}
-
-// cardGame is what a scorecard knows about one game.
-type cardGame struct {
-	game      *Game
-	plays     int
-	resets    int
-	actions   []int  // per level (index level-1): commands sent while on it, RESETs included
-	completed []bool // per level
-}
-
 // NewServer returns a server for cfg.
 func NewServer(cfg Config) *Server {
 	if cfg.Games == nil {
@@ -114,6 +119,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.ScorecardIdle <= 0 {
 		cfg.ScorecardIdle = DefaultScorecardIdle
+	}
+	if cfg.ScorecardMaxOpen <= 0 {
+		cfg.ScorecardMaxOpen = DefaultScorecardMaxOpen
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -125,6 +133,12 @@ func NewServer(cfg Config) *Server {
 	}
 	m := http.NewServeMux()
 	m.HandleFunc("GET "+api.PathGames, s.handleGames)
+	m.HandleFunc("GET "+api.PathGames+"/{game}", s.handleGame)
+	m.HandleFunc("GET "+api.PathAnonKey, s.handleAnonKey)
+	m.HandleFunc("GET "+api.PathHealthcheck, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "okay")
+	})
 	m.HandleFunc("POST "+api.PathScorecardOpen, s.handleOpen)
 	m.HandleFunc("POST "+api.PathScorecardClose, s.handleClose)
 	m.HandleFunc("GET "+api.PathScorecard+"{card}", s.handleScorecard)
@@ -145,15 +159,17 @@ func (s *Server) Stats() Stats {
 	return s.stats
 }
 
-// ServeHTTP checks the API key and the rate limit, sets the affinity
-// cookie and routes the request.
+// ServeHTTP checks the API key (except for the healthcheck and the
+// anonymous key, which the toolkit asks for without one) and the rate
+// limit, sets the affinity cookie and routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get(api.HeaderAPIKey)
+	open := r.Method == http.MethodGet && (r.URL.Path == api.PathHealthcheck || r.URL.Path == api.PathAnonKey)
 	s.mu.Lock()
 	s.stats.Requests++
 	retry := s.limit(key)
 	s.mu.Unlock()
-	if s.cfg.APIKey != "" && key != s.cfg.APIKey {
+	if s.cfg.APIKey != "" && key != s.cfg.APIKey && !open {
 		writeErr(w, http.StatusUnauthorized, api.CodeUnauthorized, "missing or wrong "+api.HeaderAPIKey+" header")
 		return
 	}
@@ -200,7 +216,7 @@ func writeErr(w http.ResponseWriter, status int, code, msg string) {
 	json.NewEncoder(w).Encode(api.ErrorBody{Error: code, Message: msg})
 }
 
-// decode reads a JSON body into v, rejecting unknown trailing data.
+// decode reads a JSON body into v.
 func decode(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -221,12 +237,58 @@ func (s *Server) newID(kind string) string {
 	return fmt.Sprintf("%08x-0000-4000-8000-%012x", h.Sum32(), s.seq)
 }
 
+// info is g's EnvironmentInfo as the server lists it.
+func info(g *Game) api.EnvironmentInfo {
+	return api.EnvironmentInfo{GameID: g.ID, Title: g.Title, DefaultFPS: DefaultFPS,
+		Tags: append([]string{}, g.Tags...), BaselineActions: append([]int(nil), g.Baselines...)}
+}
+
 func (s *Server) handleGames(w http.ResponseWriter, r *http.Request) {
-	out := make([]api.GameInfo, 0, len(s.order))
+	out := make([]api.EnvironmentInfo, 0, len(s.order))
 	for _, g := range s.order {
-		out = append(out, api.GameInfo{GameID: g.ID, Title: g.Title})
+		out = append(out, info(g))
 	}
 	writeJSON(w, out)
+}
+
+// Find returns the served game named by id: the game whose ID is id, else
+// the first game (in the served order) whose ID starts with id + "-", as
+// the official server matches GET /api/games/{id} (arc_agi api.py
+// get_game_info), so that "trek" finds "trek-v1". nil when none matches.
+func (s *Server) Find(id string) *Game {
+	if g := s.games[id]; g != nil {
+		return g
+	}
+	for _, g := range s.order {
+		if id != "" && strings.HasPrefix(g.ID, id+"-") {
+			return g
+		}
+	}
+	return nil
+}
+
+func (s *Server) handleGame(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("game")
+	g := s.Find(id)
+	if g == nil {
+		writeErr(w, http.StatusNotFound, api.CodeServerError, fmt.Sprintf("game %s not found", id))
+		return
+	}
+	writeJSON(w, info(g))
+}
+
+func (s *Server) handleAnonKey(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, api.AnonKeyResponse{APIKey: AnonymousAPIKey})
+}
+
+// compactLen is the length of raw as compact JSON, or -1 when it is not
+// JSON.
+func compactLen(raw json.RawMessage) int {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return -1
+	}
+	return b.Len()
 }
 
 func (s *Server) handleOpen(w http.ResponseWriter, r *http.Request) {
@@ -237,59 +299,95 @@ func (s *Server) handleOpen(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if len(req.Opaque) > 0 && compactLen(req.Opaque) > MaxOpaqueBytes {
+		writeErr(w, http.StatusBadRequest, api.CodeValidation, fmt.Sprintf("scorecard/open: opaque exceeds %d bytes", MaxOpaqueBytes))
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := &card{id: s.newID("card"), req: req, last: s.cfg.Now(), games: map[string]*cardGame{}}
+	s.expire()
+	now := s.cfg.Now()
+	c := &card{id: s.newID("card"), req: req, opened: now, last: now, games: map[string]*score.Card{}}
+	// arc_agi api.py new_scorecard: "agent" is added unless the tags say
+	// "human" or "agent".
+	c.tags = append([]string{}, req.Tags...)
+	if !contains(c.tags, "human") && !contains(c.tags, "agent") {
+		c.tags = append(c.tags, "agent")
+	}
 	s.cards[c.id] = c
 	writeJSON(w, api.OpenScorecardResponse{CardID: c.id})
 }
 
-// lookupCard returns the card, closing it first when it has been idle too
-// long. s.mu must be held.
-func (s *Server) lookupCard(id string) *card {
-	c := s.cards[id]
-	if c != nil && !c.closed && s.cfg.Now().Sub(c.last) > s.cfg.ScorecardIdle {
-		c.closed = true
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
 	}
-	return c
+	return false
+}
+
+// expire closes every scorecard idle for ScorecardIdle or open for
+// ScorecardMaxOpen (arc_agi scorecard.py get_stale_cards); closing forgets
+// the card and its plays, as an explicit close does. s.mu must be held.
+func (s *Server) expire() {
+	now := s.cfg.Now()
+	for id, c := range s.cards {
+		if now.Sub(c.last) >= s.cfg.ScorecardIdle || now.Sub(c.opened) >= s.cfg.ScorecardMaxOpen {
+			s.drop(id)
+		}
+	}
+}
+
+// drop forgets card id and its plays. s.mu must be held.
+func (s *Server) drop(id string) {
+	delete(s.cards, id)
+	for guid, p := range s.plays {
+		if p.card.id == id {
+			delete(s.plays, guid)
+		}
+	}
 }
 
 func (s *Server) handleClose(w http.ResponseWriter, r *http.Request) {
 	var req api.CloseScorecardRequest
-	if err := decode(r, &req); err != nil {
-		writeErr(w, http.StatusBadRequest, api.CodeValidation, "scorecard/close: "+err.Error())
+	if err := decode(r, &req); err != nil || req.CardID == "" {
+		writeErr(w, http.StatusBadRequest, api.CodeValidation, "missing `card_id` in action data")
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.lookupCard(req.CardID)
+	s.expire()
+	c := s.cards[req.CardID]
 	if c == nil {
-		writeErr(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no scorecard %q", req.CardID))
+		writeErr(w, http.StatusNotFound, api.CodeValidation, fmt.Sprintf("scorecard %s not found", req.CardID))
 		return
 	}
-	c.closed = true
-	writeJSON(w, c.scorecard(""))
+	s.drop(c.id)
+	writeJSON(w, api.ClosedScorecard{EnvironmentScorecard: s.scorecard(c), Cards: s.legacyCards(c, "")})
 }
 
 func (s *Server) handleScorecard(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.lookupCard(r.PathValue("card"))
+	s.expire()
+	id := r.PathValue("card")
+	c := s.cards[id]
 	if c == nil {
-		writeErr(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no scorecard %q", r.PathValue("card")))
+		writeErr(w, http.StatusNotFound, api.CodeServerError, fmt.Sprintf("card_id `%s` not found", id))
 		return
 	}
-	game := r.PathValue("game")
-	if game != "" && c.games[game] == nil {
-		writeErr(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("scorecard %s has no game %q", c.id, game))
+	if game := r.PathValue("game"); game != "" {
+		writeJSON(w, s.legacy(c, game))
 		return
 	}
-	writeJSON(w, c.scorecard(game))
+	writeJSON(w, s.scorecard(c))
 }
 
 func (s *Server) handleFullFrame(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expire()
 	p := s.plays[r.PathValue("guid")]
 	if p == nil {
 		writeErr(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no game with guid %q", r.PathValue("guid")))
@@ -325,8 +423,17 @@ func (s *Server) handleCmd(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, api.CodeValidation, name+": "+err.Error())
 		return
 	}
+	if req.GameID == "" {
+		writeErr(w, http.StatusBadRequest, api.CodeValidation, "missing `game_id` in action data")
+		return
+	}
+	if len(req.Reasoning) > 0 && compactLen(req.Reasoning) > MaxReasoningBytes {
+		writeErr(w, http.StatusBadRequest, api.CodeValidation, fmt.Sprintf("%s: reasoning exceeds %d bytes", name, MaxReasoningBytes))
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expire()
 	var resp *api.FrameResponse
 	var status int
 	var code, msg string
@@ -342,51 +449,52 @@ func (s *Server) handleCmd(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, resp)
 }
 
+// notFound is the official answer to a command naming an unknown game,
+// guid or scorecard, or one whose scorecard has closed (arc_agi api.py cmd).
+func notFound(gameID string) (*api.FrameResponse, int, string, string) {
+	return nil, http.StatusBadRequest, api.CodeServerError, fmt.Sprintf("game %s not found", gameID)
+}
+
 // reset executes RESET. s.mu must be held.
 func (s *Server) reset(req cmdRequest) (*api.FrameResponse, int, string, string) {
-	c := s.lookupCard(req.CardID)
-	switch {
-	case req.CardID == "":
-		return nil, http.StatusBadRequest, api.CodeValidation, "RESET: card_id is required (open a scorecard first)"
-	case c == nil:
-		return nil, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("RESET: no scorecard %q", req.CardID)
-	case c.closed:
-		return nil, http.StatusBadRequest, api.CodeScorecardClosed, fmt.Sprintf("RESET: scorecard %s is closed", c.id)
-	}
 	var p *play
+	full := true
 	if req.GUID == "" {
-		g := s.games[req.GameID]
-		if g == nil {
-			return nil, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("RESET: no game %q", req.GameID)
+		c, g := s.cards[req.CardID], s.games[req.GameID]
+		if c == nil || g == nil {
+			return notFound(req.GameID)
 		}
 		p = &play{guid: s.newID("guid"), game: g, card: c}
 		s.plays[p.guid] = p
-		c.game(g).plays++
 		p.restart(s.cfg.Seed, 1)
-		c.game(g).actions[0]++
 	} else {
 		p = s.plays[req.GUID]
-		switch {
-		case p == nil:
-			return nil, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("RESET: no game with guid %q", req.GUID)
-		case p.game.ID != req.GameID:
-			return nil, http.StatusBadRequest, api.CodeValidation, fmt.Sprintf("RESET: guid %s plays %s, not %q", p.guid, p.game.ID, req.GameID)
-		case p.card != c:
-			return nil, http.StatusBadRequest, api.CodeValidation, fmt.Sprintf("RESET: guid %s belongs to scorecard %s, not %s", p.guid, p.card.id, c.id)
+		if p == nil || p.game.ID != req.GameID {
+			return notFound(req.GameID)
 		}
-		// The RESET counts on the level it was sent from.
-		c.game(p.game).actions[p.level-1]++
+		if req.CardID != "" && req.CardID != p.card.id {
+			return nil, http.StatusBadRequest, api.CodeValidation, fmt.Sprintf("RESET: guid %s belongs to scorecard %s, not %s", p.guid, p.card.id, req.CardID)
+		}
 		if p.acted && p.state != api.StateWin {
+			full = false
 			p.restart(s.cfg.Seed, p.level)
 		} else {
 			p.levelsCompleted = 0
 			p.restart(s.cfg.Seed, 1)
 		}
 	}
-	c.game(p.game).resets++
-	c.last = s.cfg.Now()
 	s.stats.Resets++
-	return p.response(0, nil, nil, []frame.Grid{p.lv.Frame()}), 0, "", ""
+	resp := p.response(0, nil, nil, []frame.Grid{p.lv.Frame()})
+	resp.FullReset = full
+	s.record(p, resp)
+	return resp, 0, "", ""
+}
+
+// record updates the play's scorecard with a response.
+func (s *Server) record(p *play, resp *api.FrameResponse) {
+	p.card.last = s.cfg.Now()
+	p.card.game(p.game).Update(score.Update{GUID: p.guid, Action: resp.ActionInput.ID, FullReset: resp.FullReset,
+		State: resp.State, LevelsCompleted: resp.LevelsCompleted})
 }
 
 // restart starts level afresh.
@@ -399,14 +507,9 @@ func (s *Server) act(name string, id int, req cmdRequest) (*api.FrameResponse, i
 	p := s.plays[req.GUID]
 	switch {
 	case req.GUID == "":
-		return nil, http.StatusBadRequest, api.CodeValidation, name + ": guid is required (send RESET first)"
-	case p == nil:
-		return nil, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("%s: no game with guid %q", name, req.GUID)
-	case p.game.ID != req.GameID:
-		return nil, http.StatusBadRequest, api.CodeValidation, fmt.Sprintf("%s: guid %s plays %s, not %q", name, p.guid, p.game.ID, req.GameID)
-	}
-	if c := s.lookupCard(p.card.id); c.closed {
-		return nil, http.StatusBadRequest, api.CodeScorecardClosed, fmt.Sprintf("%s: scorecard %s is closed", name, c.id)
+		return nil, http.StatusBadRequest, api.CodeValidation, "missing `guid` for any action other than RESET"
+	case p == nil || p.game.ID != req.GameID:
+		return notFound(req.GameID)
 	}
 	switch p.state {
 	case api.StateGameOver:
@@ -430,15 +533,11 @@ func (s *Server) act(name string, id int, req cmdRequest) (*api.FrameResponse, i
 		a.X, a.Y = *req.X, *req.Y
 		data = fmt.Appendf(nil, `{"x":%d,"y":%d}`, a.X, a.Y)
 	}
-	cg := p.card.game(p.game)
-	cg.actions[p.level-1]++
-	p.card.last = s.cfg.Now()
 	s.stats.Actions++
 	frames, out := p.lv.Act(a)
 	p.acted = true
 	switch out {
 	case Completed:
-		cg.completed[p.level-1] = true
 		p.levelsCompleted++
 		if p.level == p.game.Levels() {
 			p.state = api.StateWin
@@ -449,7 +548,9 @@ func (s *Server) act(name string, id int, req cmdRequest) (*api.FrameResponse, i
 	case Lost:
 		p.state = api.StateGameOver
 	}
-	return p.response(id, data, req.Reasoning, frames), 0, "", ""
+	resp := p.response(id, data, req.Reasoning, frames)
+	s.record(p, resp)
+	return resp, 0, "", ""
 }
 
 // response builds the FrameResponse of a command.
@@ -470,100 +571,4 @@ func (p *play) response(id int, data, reasoning json.RawMessage, frames []frame.
 		r.Frame = append(r.Frame, api.Rows(g))
 	}
 	return r
-}
-
-// game returns the card's record of g, creating it.
-func (c *card) game(g *Game) *cardGame {
-	cg := c.games[g.ID]
-	if cg == nil {
-		cg = &cardGame{game: g, actions: make([]int, g.Levels()), completed: make([]bool, g.Levels())}
-		c.games[g.ID] = cg
-		c.order = append(c.order, g.ID)
-	}
-	return cg
-}
-
-// Scorecard is the local server's answer to scorecard/close and GET
-// scorecard (the real server's shape is not specified; the client passes
-// either through as JSON).
-type Scorecard struct {
-	CardID    string          `json:"card_id"`
-	SourceURL string          `json:"source_url,omitempty"`
-	Tags      []string        `json:"tags,omitempty"`
-	Opaque    json.RawMessage `json:"opaque,omitempty"`
-	// Open is false once closed by request or by idling.
-	Open bool `json:"open"`
-	// Score is the mean of the games' scores (0 with no game).
-	Score float64     `json:"score"`
-	Games []GameScore `json:"games"`
-}
-
-// GameScore is one game of a Scorecard, summed over all its plays.
-type GameScore struct {
-	GameID          string       `json:"game_id"`
-	Plays           int          `json:"plays"`
-	Resets          int          `json:"resets"`
-	Actions         int          `json:"actions"` // every command, RESETs included
-	LevelsCompleted int          `json:"levels_completed"`
-	WinLevels       int          `json:"win_levels"`
-	Score           float64      `json:"score"`
-	Levels          []LevelScore `json:"levels"`
-}
-
-// LevelScore is one level of a GameScore.
-type LevelScore struct {
-	Level     int     `json:"level"`
-	Baseline  int     `json:"baseline"`
-	Actions   int     `json:"actions"`
-	Completed bool    `json:"completed"`
-	Score     float64 `json:"score"`
-}
-
-// Score is the RHAE of one game (spec arc.md "Scoring (RHAE)"): level l
-// scores min(1.15, (baseline_l / actions_l)²) when completed, else 0; the
-// game scores Σ l·s_l / Σ l, capped at Σ_{completed} l / Σ l (the completed
-// weight). baselines, actions and completed are indexed by level − 1.
-func Score(baselines, actions []int, completed []bool) (game float64, levels []float64) {
-	levels = make([]float64, len(baselines))
-	var num, den, done float64
-	for i, b := range baselines {
-		w := float64(i + 1)
-		den += w
-		if completed[i] && actions[i] > 0 {
-			r := float64(b) / float64(actions[i])
-			levels[i] = math.Min(1.15, r*r)
-			num += w * levels[i]
-			done += w
-		}
-	}
-	if den == 0 {
-		return 0, levels
-	}
-	return math.Min(num/den, done/den), levels
-}
-
-func (c *card) scorecard(only string) Scorecard {
-	sc := Scorecard{CardID: c.id, SourceURL: c.req.SourceURL, Tags: c.req.Tags, Opaque: c.req.Opaque, Open: !c.closed, Games: []GameScore{}}
-	for _, id := range c.order {
-		if only != "" && id != only {
-			continue
-		}
-		cg := c.games[id]
-		gs := GameScore{GameID: id, Plays: cg.plays, Resets: cg.resets, WinLevels: cg.game.Levels()}
-		var lv []float64
-		gs.Score, lv = Score(cg.game.Baselines, cg.actions, cg.completed)
-		for i, b := range cg.game.Baselines {
-			gs.Actions += cg.actions[i]
-			if cg.completed[i] {
-				gs.LevelsCompleted++
-			}
-			gs.Levels = append(gs.Levels, LevelScore{Level: i + 1, Baseline: b, Actions: cg.actions[i], Completed: cg.completed[i], Score: lv[i]})
-		}
-		sc.Games = append(sc.Games, gs)
-		sc.Score += gs.Score
-	}
-	if len(sc.Games) > 0 {
-		sc.Score /= float64(len(sc.Games))
-	}
-	return sc
 }

@@ -22,6 +22,7 @@ var Trek = &Game{
 	Rules: "Walk to the green exit before the orange move bar runs out; yellow fuel dots refill it by 10. " +
 		"ACTION1-4 move one tile; every move costs one, blocked or not; an empty bar is GAME_OVER.",
 	Baselines: []int{18, 52, 44},
+	Tags:      []string{"keyboard"},
 	Actions:   []int{1, 2, 3, 4},
 	newLevel:  func(seed uint64, level int) Level { return newTrek(seed, level) },
 	solve:     solveTrek,

@@ -24,6 +24,7 @@ var Vista = &Game{
 	Rules: "Slide the orange block over the ice to the green exit; it stops before walls and on sand, " +
 		"and falls into black holes (GAME_OVER). The map is larger than the screen and scrolls.",
 	Baselines: []int{9, 11, 15},
+	Tags:      []string{"keyboard"},
 	Actions:   []int{1, 2, 3, 4},
 	newLevel:  func(seed uint64, level int) Level { return newVista(seed, level) },
 	solve:     solveVista,
