@@ -18,9 +18,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -30,7 +35,7 @@ import (
 )
 
 func arcCommand() *cli.Command {
-	return withScriptMode(&cli.Command{
+	return &cli.Command{
 		Name:  "arc",
 		Usage: "ARC-AGI-3 world-model harness: verify a world model (Starlark, or a subprocess with --model-cmd) against the recorded session, run its planner",
 		Commands: append([]*cli.Command{
@@ -38,10 +43,10 @@ func arcCommand() *cli.Command {
 			{
 				Name:     "planner",
 				Usage:    "check or run the world model's main planner",
-				Commands: []*cli.Command{arcPlannerVerifyCommand(), arcPlannerRunCommand()},
+				Commands: []*cli.Command{arcPlannerVerifyCommand(), arcPlannerRunCommand(), arcPlannerAuxCommand()},
 			},
-		}, append(arcPlayCommands(), arcWorkspaceCommands()...)...),
-	})
+		}, arcPlayCommands()...),
+	}
 }
 
 // arcFlags are shared by every arc subcommand.
@@ -55,6 +60,10 @@ func arcFlags() []cli.Flag {
 			"a command line run by sh -c in the workspace; \"python\" runs the built-in adapter for " + worldmodel.PythonEngineFile + ", " +
 			worldmodel.PythonStateIOFile + ", " + worldmodel.PythonPlannerFile + " (\"" + worldmodel.PythonCommandLine + "\"; " +
 			worldmodel.AdapterPlaceholder + " is the adapter's path, e.g. '/usr/bin/python3 " + worldmodel.AdapterPlaceholder + "')"},
+		&cli.StringFlag{Name: "python", Usage: "run a Python world model (" + worldmodel.PythonEngineFile + ", …) with this interpreter; without it a Python model " +
+			"(chosen by --model-cmd python, or a workspace with " + worldmodel.PythonEngineFile + " and no " + worldmodel.EngineFile + ") runs with the first python3 on PATH " +
+			"that imports numpy, else " + strings.Join(worldmodel.FallbackPythons, " or ") + "; the one chosen is named on stderr"},
+		&cli.StringFlag{Name: "script-prefix", Usage: "print `NAME: ` before the report's headline lines, as baseline1's script NAME does (the workspace launchers set it)"},
 		&cli.DurationFlag{Name: "call-timeout", Value: time.Minute, Usage: "with --model-cmd: time limit of one engine, reconstruction, renderer or overrides call (0: none; the planner has the run's limit)"},
 		// The time limit is a rule of the harness, not an agent's choice;
 		// tests shorten it.
@@ -62,22 +71,36 @@ func arcFlags() []cli.Flag {
 	}
 }
 
-// arcModel loads the world model of --workspace: the Starlark one, or the
-// subprocess of --model-cmd. A load failure is printed to stdout like any
-// other model failure and becomes exit status 1.
+// arcModel loads the world model of --workspace: the subprocess of
+// --model-cmd; the Python adapter ("--model-cmd python", --python, or a
+// workspace with world_model_engine.py and no world_model_engine.star) with
+// the interpreter arcPython picks; else the Starlark model. A load failure
+// is printed to stdout like any other model failure and becomes exit
+// status 1.
 func arcModel(ctx context.Context, cmd *cli.Command, name string) (worldmodel.Model, error) {
 	var m worldmodel.Model
 	var err error
-	if command := cmd.String("model-cmd"); command != "" {
+	ws := cmd.String("workspace")
+	command := cmd.String("model-cmd")
+	if strings.TrimSpace(command) == worldmodel.PythonCommand || (command == "" && arcIsPython(cmd, ws)) {
+		var py worldmodel.Python
+		if py, err = worldmodel.FindPython(ctx, cmd.String("python"), os.Getenv("PATH")); err != nil {
+			fmt.Fprintln(cmd.Root().Writer, err.Error())
+			return nil, cli.Exit(name+": the world model failed to load", 1)
+		}
+		fmt.Fprintln(cmd.Root().ErrWriter, py.String())
+		command = py.Command()
+	}
+	if command != "" {
 		m, err = worldmodel.LoadSubprocess(ctx, worldmodel.SubprocessOptions{
 			Command:     command,
-			Dir:         cmd.String("workspace"),
+			Dir:         ws,
 			Print:       cmd.Root().ErrWriter,
 			CallTimeout: cmd.Duration("call-timeout"),
 		})
 	} else {
 		m, err = worldmodel.LoadStarlark(ctx, worldmodel.StarlarkOptions{
-			Dir:       cmd.String("workspace"),
+			Dir:       ws,
 			CallSteps: cmd.Uint64("call-steps"),
 			PlanSteps: cmd.Uint64("plan-steps"),
 			Print:     cmd.Root().ErrWriter,
@@ -95,8 +118,20 @@ func arcModel(ctx context.Context, cmd *cli.Command, name string) (worldmodel.Mo
 	return m, nil
 }
 
+// arcIsPython reports whether, without --model-cmd, the model is Python:
+// --python is set, or ws has world_model_engine.py and no
+// world_model_engine.star.
+func arcIsPython(cmd *cli.Command, ws string) bool {
+	if cmd.String("python") != "" {
+		return true
+	}
+	_, errStar := os.Stat(filepath.Join(ws, worldmodel.EngineFile))
+	_, errPy := os.Stat(filepath.Join(ws, worldmodel.PythonEngineFile))
+	return errors.Is(errStar, fs.ErrNotExist) && errPy == nil
+}
+
 func arcOptions(cmd *cli.Command) verify.Options {
-	return verify.Options{Workspace: cmd.String("workspace"), Out: cmd.Root().Writer, TimeLimit: cmd.Duration("time-limit")}
+	return verify.Options{Workspace: cmd.String("workspace"), Out: cmd.Root().Writer, TimeLimit: cmd.Duration("time-limit"), Prefix: cmd.String("script-prefix")}
 }
 
 // arcExit maps a verify error to exit status 1: a *verify.Failure (already
@@ -167,8 +202,52 @@ func arcPlannerRunCommand() *cli.Command {
 	}
 }
 
+func arcPlannerAuxCommand() *cli.Command {
+	return &cli.Command{
+		Name: "aux",
+		Usage: "run an auxiliary planner (MODULE.py or MODULE.star, e.g. level_4_planner_1) from a recorded state, re-simulate its plan in the engine, " +
+			"write the simulated frames to aux_planner_frames/N/ and print the plan (baseline1 run_aux_planner.py; nothing is sent to the game)",
+		ArgsUsage: "MODULE [LEVEL ATTEMPT STEP, with --from-attempt]",
+		Flags: append(arcFlags(),
+			&cli.StringFlag{Name: "goal", Usage: "JSON value passed to the planner as planner(state, goal=GOAL)"},
+			&cli.BoolFlag{Name: "from-current", Usage: "plan from the current attempt after its last recorded step"},
+			&cli.IntFlag{Name: "from-initial", Usage: "plan from the initial state of level `LEVEL`"},
+			&cli.BoolFlag{Name: "from-attempt", Usage: "plan from level LEVEL attempt ATTEMPT after STEP steps (three arguments after MODULE)"},
+		),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			args := cmd.Args().Slice()
+			if len(args) == 0 {
+				return cli.Exit("arc planner aux: give the planner MODULE, e.g. level_4_planner_1", 2)
+			}
+			src, err := arcSourceArgs(cmd, args[1:])
+			if err != nil {
+				return cli.Exit("arc planner aux: "+err.Error(), 2)
+			}
+			var goal json.RawMessage
+			if cmd.IsSet("goal") {
+				if goal = json.RawMessage(cmd.String("goal")); !json.Valid(goal) {
+					return cli.Exit(fmt.Sprintf("arc planner aux: --goal %q is not JSON", cmd.String("goal")), 2)
+				}
+			}
+			m, err := arcModel(ctx, cmd, "arc planner aux")
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			_, err = verify.RunAuxPlanner(ctx, m, args[0], src, goal, arcOptions(cmd))
+			return arcExit("arc planner aux", err)
+		},
+	}
+}
+
 // arcSource reads the one start-state choice of planner run.
 func arcSource(cmd *cli.Command) (verify.Source, error) {
+	return arcSourceArgs(cmd, cmd.Args().Slice())
+}
+
+// arcSourceArgs reads the start-state choice, args being the positional
+// arguments left for --from-attempt.
+func arcSourceArgs(cmd *cli.Command, args []string) (verify.Source, error) {
 	var src verify.Source
 	n := 0
 	if cmd.Bool("from-current") {
@@ -180,7 +259,6 @@ func arcSource(cmd *cli.Command) (verify.Source, error) {
 			return src, fmt.Errorf("--from-initial %d: want a level ≥ 1", src.Level)
 		}
 	}
-	args := cmd.Args().Slice()
 	if cmd.Bool("from-attempt") {
 		n++
 		if len(args) != 3 {

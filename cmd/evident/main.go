@@ -30,10 +30,7 @@ import (
 
 func main() {
 	if err := app().Run(context.Background(), os.Args); err != nil {
-		// An empty message was reported already (arc script mode).
-		if err.Error() != "" {
-			fmt.Fprintln(os.Stderr, "evident:", err)
-		}
+		fmt.Fprintln(os.Stderr, "evident:", err)
 		os.Exit(exitCode(err))
 	}
 }
