@@ -37,6 +37,31 @@
 // step 14): predicted RUNNING, observed GAME_OVER." with the real ascii line
 // and the intermediate frames, no artifacts (as in the verifier).
 //
+// # Baseline1's lines (Options.Baseline1)
+//
+// With Options.Baseline1 the report is the one baseline1's plan_executor.py
+// prints (secure_baseline1 workspace_init/plan_executor.py), without its
+// script-name prefix (the command line adds it, see cmd/evident
+// arc_script.go): ACTION6 as compact JSON, the client's per-step summary
+// (Options.StepSummary) after every action sent, and
+//
+//	running ACTION1
+//	running {"name":"ACTION6","x":15,"y":47}
+//	stopped on level completion
+//	stopped on GAME_OVER
+//	sequence executed without mismatch
+//	status mismatch after ACTION1: predicted RUNNING, observed GAME_OVER
+//	frame mismatch detected
+//	real ascii: …   (the verifier's six lines)
+//	the step on which mismatch was detected also generated animation. The frames are:
+//	<intermediate PNGs, then the final PNG, absolute paths>
+//
+// Predictions use state_renderer alone, as baseline1's executor does
+// (apply_render_overrides is verification-only there). A frame mismatch's
+// Failure.Error is "mismatch after action" (baseline1's
+// AssertionError), a status mismatch's the status line. The replay check
+// before the first action and the refusals keep evident's wording.
+//
 // # Decisions where the spec and seed are silent
 //
 //   - RESET anywhere in the plan refuses the whole plan before anything is
@@ -106,10 +131,16 @@ type Failure struct {
 	Artifacts *frame.MismatchArtifacts
 	// Err is the model's error, for ModelFailure.
 	Err error
+	// Summary, when not empty, is the error text instead of the report's
+	// first line (baseline1's "mismatch after action").
+	Summary string
 }
 
-// Error returns the report's first line.
+// Error returns Summary, or else the report's first line.
 func (f *Failure) Error() string {
+	if f.Summary != "" {
+		return f.Summary
+	}
 	first, _, _ := strings.Cut(f.Report, "\n")
 	return first
 }
@@ -121,6 +152,14 @@ func (f *Failure) Unwrap() error { return f.Err }
 type Options struct {
 	// Out receives the report line by line; nil discards it.
 	Out io.Writer
+	// Baseline1 selects the lines of baseline1's plan_executor.py (see
+	// the package doc) instead of evident's.
+	Baseline1 bool
+	// StepSummary, when set, is called after every action sent, with the
+	// client's result, to write the client's per-step summary to w (Out):
+	// baseline1's executor runs its client once per action, whose summary
+	// lands between the "running" lines. An error from it stops the run.
+	StepSummary func(w io.Writer, res *client.Result) error
 }
 
 // Result is what Run did.
@@ -137,6 +176,7 @@ type Result struct {
 
 type run struct {
 	m      worldmodel.Model
+	opts   Options
 	out    io.Writer
 	ws     string
 	warned map[int]bool
@@ -228,7 +268,7 @@ func plural(n int) string {
 // client errors (HTTP, lock, recording) are returned as they are, and the
 // actions sent before them stay sent.
 func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []session.Action, opts Options) (*Result, error) {
-	r := &run{m: m, out: opts.Out, ws: c.Workspace(), warned: map[int]bool{}}
+	r := &run{m: m, opts: opts, out: opts.Out, ws: c.Workspace(), warned: map[int]bool{}}
 	if r.out == nil {
 		r.out = io.Discard
 	}
@@ -270,17 +310,32 @@ func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []sessi
 			return res, r.modelErr(fmt.Sprintf("predicting %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
 		}
 		var want frame.Grid
-		if predicted == session.Running {
+		if predicted == session.Running && opts.Baseline1 {
+			// baseline1's executor predicts with state_renderer alone:
+			// apply_render_overrides is verification-only.
+			if want, err = m.Render(ctx, next); err != nil {
+				return res, r.modelErr(fmt.Sprintf("rendering the prediction of %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
+			}
+		} else if predicted == session.Running {
 			if want, err = r.render(ctx, next, pos.Attempt, step+1); err != nil {
 				return res, r.modelErr(fmt.Sprintf("rendering the prediction of %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
 			}
 		}
-		r.printf("running %s\n", a)
+		if opts.Baseline1 {
+			r.printf("running %s\n", formatAction(a))
+		} else {
+			r.printf("running %s\n", a)
+		}
 		mv, err := h.Move(ctx, a, nil)
 		if err != nil {
 			return res, err
 		}
 		res.Sent++
+		if opts.StepSummary != nil {
+			if err := opts.StepSummary(r.out, mv); err != nil {
+				return res, err
+			}
+		}
 		step++
 		att, err := session.ReadAttempt(mv.Recorded.Dir)
 		if err != nil {
@@ -292,6 +347,17 @@ func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []sessi
 		got := &att.Steps[mv.Recorded.Step-1]
 		where := fmt.Sprintf("after %s (level %d, attempt %d, step %d)", a, att.Level, att.Index, got.Index)
 		res.Final = got.Observed
+		if opts.Baseline1 {
+			if done, err := r.baseline1Check(a, &att, got, predicted, want); done || err != nil {
+				return res, err
+			}
+			s = next
+			if predicted != session.Running {
+				res.Won = mv.State.State == session.StateWin
+				return res, nil
+			}
+			continue
+		}
 		if got.Observed != predicted {
 			lines := []string{fmt.Sprintf("status mismatch %s: predicted %s, observed %s.", where, predicted, got.Observed),
 				"real ascii: " + orMissing(got.FinalPath, att.Dir, session.StepFinalFile(got.Index))}
@@ -332,6 +398,48 @@ func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []sessi
 	}
 	r.printf("sequence executed without mismatch\n")
 	return res, nil
+}
+
+// formatAction is baseline1's format_action: the bare name, or the action
+// dict as compact JSON ({"name":"ACTION6","x":15,"y":47}).
+func formatAction(a session.Action) string {
+	if a.Name != "ACTION6" {
+		return a.Name
+	}
+	b, _ := a.MarshalJSON()
+	return string(b)
+}
+
+// baseline1Check compares one step as baseline1's plan_executor.py does:
+// status first, then the stop on a terminal status, then the frame. done
+// is true when the run ends here (a stop or a failure, already reported).
+func (r *run) baseline1Check(a session.Action, att *session.Attempt, got *session.Step, predicted session.Status, want frame.Grid) (bool, error) {
+	if got.Observed != predicted {
+		line := fmt.Sprintf("status mismatch after %s: predicted %s, observed %s", formatAction(a), predicted, got.Observed)
+		return true, r.fail(&Failure{Kind: StatusMismatch, Report: line})
+	}
+	switch got.Observed {
+	case session.LevelCompleted:
+		r.printf("stopped on level completion\n")
+		return true, nil
+	case session.GameOver:
+		r.printf("stopped on GAME_OVER\n")
+		return true, nil
+	}
+	if frame.Equal(want, got.Final) {
+		return false, nil
+	}
+	lines, art, err := r.mismatchBlock("frame mismatch detected",
+		got.Final, got.FinalPath, orMissing(got.FinalPNGPath, att.Dir, session.StepFinalPNGFile(got.Index)), want)
+	if err != nil {
+		return true, err
+	}
+	if len(got.IntermediatePNGPaths) > 0 {
+		lines = append(lines, "the step on which mismatch was detected also generated animation. The frames are:")
+		lines = append(lines, got.IntermediatePNGPaths...)
+		lines = append(lines, orMissing(got.FinalPNGPath, att.Dir, session.StepFinalPNGFile(got.Index)))
+	}
+	return true, r.fail(&Failure{Kind: FrameMismatch, Report: strings.Join(lines, "\n"), Artifacts: art, Summary: "mismatch after action"})
 }
 
 // current rebuilds the state of the current attempt by replay and checks

@@ -35,7 +35,7 @@ import (
 )
 
 func arcCommand() *cli.Command {
-	return &cli.Command{
+	return withScriptMode(&cli.Command{
 		Name:  "arc",
 		Usage: "ARC-AGI-3 world-model harness: verify a world model (Starlark, or a subprocess with --model-cmd) against the recorded session, run its planner",
 		Commands: append([]*cli.Command{
@@ -45,8 +45,8 @@ func arcCommand() *cli.Command {
 				Usage:    "check or run the world model's main planner",
 				Commands: []*cli.Command{arcPlannerVerifyCommand(), arcPlannerRunCommand(), arcPlannerAuxCommand()},
 			},
-		}, arcPlayCommands()...),
-	}
+		}, append(arcPlayCommands(), arcWorkspaceCommands()...)...),
+	})
 }
 
 // arcFlags are shared by every arc subcommand.

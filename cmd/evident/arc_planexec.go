@@ -1,6 +1,9 @@
 package main
 
-// The arc plan-exec subcommand (spec arc.md "Plan executor").
+// The arc plan-exec subcommand (spec arc.md "Plan executor"). Run by the
+// workspace's plan_executor.py launcher ($EVIDENT_SCRIPT_NAME, see
+// arc_script.go) it prints baseline1's plan_executor.py lines and the
+// client's per-step summary (client.WriteSummary) after every action.
 
 import (
 	"context"
@@ -39,7 +42,13 @@ func arcPlanExecCommand() *cli.Command {
 				return err
 			}
 			defer m.Close()
-			_, err = planexec.Run(ctx, m, c, plan, planexec.Options{Out: cmd.Root().Writer})
+			opts := planexec.Options{Out: cmd.Root().Writer}
+			if inScript() {
+				// plan_executor.py: baseline1's lines, and its client's
+				// per-step summary after every action.
+				opts.Baseline1, opts.StepSummary = true, client.WriteSummary
+			}
+			_, err = planexec.Run(ctx, m, c, plan, opts)
 			return clientExit("arc plan-exec", err)
 		},
 	}

@@ -30,7 +30,10 @@ import (
 
 func main() {
 	if err := app().Run(context.Background(), os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "evident:", err)
+		// An empty message was reported already (arc script mode).
+		if err.Error() != "" {
+			fmt.Fprintln(os.Stderr, "evident:", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }
