@@ -215,11 +215,22 @@ func arcPlannerAuxCommand() *cli.Command {
 			&cli.BoolFlag{Name: "from-attempt", Usage: "plan from level LEVEL attempt ATTEMPT after STEP steps (three arguments after MODULE)"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			args := cmd.Args().Slice()
-			if len(args) == 0 {
+			// MODULE is the one argument that is not a number, so that
+			// baseline1's "--from-attempt 4 1 5 level_4_planner_1" order
+			// works as well as "level_4_planner_1 --from-attempt 4 1 5".
+			var module string
+			var rest []string
+			for _, a := range cmd.Args().Slice() {
+				if _, err := strconv.Atoi(a); err == nil || module != "" {
+					rest = append(rest, a)
+				} else {
+					module = a
+				}
+			}
+			if module == "" {
 				return cli.Exit("arc planner aux: give the planner MODULE, e.g. level_4_planner_1", 2)
 			}
-			src, err := arcSourceArgs(cmd, args[1:])
+			src, err := arcSourceArgs(cmd, rest)
 			if err != nil {
 				return cli.Exit("arc planner aux: "+err.Error(), 2)
 			}
@@ -234,7 +245,7 @@ func arcPlannerAuxCommand() *cli.Command {
 				return err
 			}
 			defer m.Close()
-			_, err = verify.RunAuxPlanner(ctx, m, args[0], src, goal, arcOptions(cmd))
+			_, err = verify.RunAuxPlanner(ctx, m, module, src, goal, arcOptions(cmd))
 			return arcExit("arc planner aux", err)
 		},
 	}

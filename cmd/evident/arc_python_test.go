@@ -77,6 +77,12 @@ func TestArcPythonModel(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
+	// baseline1's argument order: the three numbers before MODULE.
+	out, errOut, code = arc(t, "planner", "aux", "--workspace", ws, "--from-attempt", "2", "1", "3", "level_2_planner_1", "--goal", `{"x": 41, "y": 39}`)
+	if code != 0 || !strings.HasPrefix(out, "plan from level 2 attempt 1 step 3 using level_2_planner_1\n") || !strings.HasSuffix(out, "\nACTIONS:\nACTION4\nACTION4\n") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
 	// An explicit --python without numpy is an error, never replaced.
 	out, _, code = arc(t, "verify", "--workspace", ws, "--python", shim)
 	if code != 1 || out != "no python3 with numpy: --python "+shim+": cannot import numpy\n" {
