@@ -45,6 +45,7 @@ func arcCommand() *cli.Command {
 				Usage:    "check or run the world model's main planner",
 				Commands: []*cli.Command{arcPlannerVerifyCommand(), arcPlannerRunCommand(), arcPlannerAuxCommand()},
 			},
+			arcScoreCommand(),
 		}, append(arcPlayCommands(), arcWorkspaceCommands()...)...),
 	})
 }
