@@ -155,8 +155,8 @@ func TestEvidentMain(t *testing.T) {
 
 // TestJudgeSignals runs evident judge as a process and interrupts it mid-run
 // with SIGINT or SIGTERM, or closes the pipe its records go to: it exits 2
-// with an error (not killed by the signal) after removing its pending and
-// temporary files.
+// (130 for a signal) with an error, not killed by the signal, after removing
+// its pending and temporary files. Killed with SIGKILL it leaves none either.
 func TestJudgeSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -169,6 +169,11 @@ func TestJudgeSignals(t *testing.T) {
 	}{
 		{cancelCases[0], os.Interrupt, 130, []string{"evident: interrupt signal received: ", "context canceled"}},
 		{cancelCases[2], syscall.SIGTERM, 130, []string{"evident: terminated signal received: ", "context canceled"}},
+		// kill -9 runs no cleanup at all: the pending --out and --rejects
+		// have no name (O_TMPFILE), the sorted runs and the --db spool are
+		// unlinked at creation, so nothing is left either (issue 15 item 6).
+		{cancelCase{"kill -9 with --out and --rejects", cancelCases[0].args}, os.Kill, -1, nil},
+		{cancelCase{"kill -9 with --db", cancelCases[2].args}, os.Kill, -1, nil},
 		{cancelCase{"stdout closed", []string{"--rejects", "REJ", "--tmp", "TMP"}}, nil, 2, []string{"evident: ", "write /dev/stdout: broken pipe"}},
 	}
 	for _, tt := range tests {

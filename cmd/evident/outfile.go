@@ -27,9 +27,9 @@ const maxLinks = 40
 // for writing.
 type outFile struct {
 	io.Writer
-	flag    string                // "--out", for errors
-	pending *renameio.PendingFile // nil when writing in place
-	direct  *os.File              // set when writing in place
+	flag    string      // "--out", for errors
+	pending pendingFile // nil when writing in place
+	direct  *os.File    // set when writing in place
 }
 
 // createOutput opens path for output; flag ("--out") prefixes errors. A
@@ -50,16 +50,38 @@ func createOutput(flag, path string) (*outFile, error) {
 		}
 		return &outFile{Writer: f, flag: flag, direct: f}, nil
 	}
-	// The pending file sits next to its target (not in $TMPDIR), so that a
-	// run killed outright leaves it where the user looks.
+	// The pending file sits next to its target (not in $TMPDIR), so the
+	// rename is atomic. On Linux it has no name until commit (O_TMPFILE),
+	// so a run killed outright leaves nothing; elsewhere, or on a file
+	// system without O_TMPFILE, it is a named file beside the target
+	// (where the user looks), removed on every exit but a kill.
+	if f, err := newAnonFile(target, fi); err == nil {
+		return &outFile{Writer: f, flag: flag, pending: f}, nil
+	}
 	f, err := renameio.NewPendingFile(target, renameio.WithPermissions(0o644), renameio.WithExistingPermissions(),
 		renameio.WithTempDir(filepath.Dir(target)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	trackPending(f.Name())
-	return &outFile{Writer: f, flag: flag, pending: f}, nil
+	p := namedPending{f}
+	trackPending(p.PendingName())
+	return &outFile{Writer: f, flag: flag, pending: p}, nil
 }
+
+// pendingFile is an output written aside and put in place by
+// CloseAtomicallyReplace, or dropped by Cleanup. PendingName is the path
+// to remove if the process must exit at once ("" when it has none).
+type pendingFile interface {
+	io.Writer
+	PendingName() string
+	CloseAtomicallyReplace() error
+	Cleanup() error
+}
+
+// namedPending is renameio's named pending file.
+type namedPending struct{ *renameio.PendingFile }
+
+func (n namedPending) PendingName() string { return n.Name() }
 
 // pending holds the paths of the pending files not yet committed or cleaned
 // up, for removePending.
@@ -69,6 +91,9 @@ var pending struct {
 }
 
 func trackPending(path string) {
+	if path == "" {
+		return
+	}
 	pending.Lock()
 	defer pending.Unlock()
 	if pending.paths == nil {
@@ -101,7 +126,7 @@ func (o *outFile) commit() error {
 		o.direct = nil
 		err = f.Close()
 	} else {
-		name := o.pending.Name()
+		name := o.pending.PendingName()
 		err = o.pending.CloseAtomicallyReplace()
 		untrackPending(name)
 	}
@@ -115,7 +140,7 @@ func (o *outFile) commit() error {
 // committed. It is a no-op after commit.
 func (o *outFile) cleanup() error {
 	if o.pending != nil {
-		defer untrackPending(o.pending.Name())
+		defer untrackPending(o.pending.PendingName())
 		return o.pending.Cleanup()
 	}
 	if o.direct != nil {

@@ -127,7 +127,13 @@ func importCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep-going", Usage: "store the rows that can be judged and keep the rejected ones on the run"},
 			&cli.BoolFlag{Name: "no-judge", Usage: "only import; judge later from the screen's run list"},
 		),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) (err error) {
+			// SIGINT/SIGTERM end the import through its context: the
+			// store's transaction rolls back and the spooled copies are
+			// closed (they are unlinked from the start); exit 130.
+			ctx, stop := interruptible(ctx)
+			defer stop()
+			defer func() { err = interrupted(ctx, err) }()
 			turns, cards, lexicon, p, err := tablesAndProfile(cmd)
 			if err != nil {
 				return err

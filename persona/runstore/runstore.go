@@ -325,10 +325,11 @@ func Check(ctx context.Context, db *store.DB, run store.RunInfo) (*batch.CheckRe
 	return batch.Check(ctx, verdicts.in, tabs.Turns, j)
 }
 
-// Spool writes a stored dataset's three tables to temporary JSON Lines files
-// and returns them as inputs with their sha256 fingerprints (keyed by table
-// name). cleanup removes the files; call it when the inputs are no longer
-// read.
+// Spool writes a stored dataset's three tables to anonymous temporary JSON
+// Lines files (unlinked at creation: nothing named stays in the temporary
+// folder, even after a kill) and returns them as inputs with their sha256
+// fingerprints (keyed by table name). cleanup closes the files, which frees
+// their space; call it when the inputs are no longer read.
 func Spool(ctx context.Context, db *store.DB, datasetID int64) (Tables, map[string]string, func(), error) {
 	var files []spooled
 	cleanup := func() {
@@ -384,17 +385,25 @@ func Spool(ctx context.Context, db *store.DB, datasetID int64) (Tables, map[stri
 }
 
 type spooled struct {
-	in   batch.Input
-	path string
+	in batch.Input
+	f  *os.File
 }
 
-func (s spooled) remove() { os.Remove(s.path) }
+func (s spooled) remove() { s.f.Close() }
 
-// spool writes JSON Lines with write into a temporary file and returns it as
-// an input named name, with the sha256 of its bytes.
+// spool writes JSON Lines with write into an anonymous temporary file and
+// returns it as an input named name, with the sha256 of its bytes. The file
+// is unlinked as soon as it is created, so no copy of a dataset (a full
+// plaintext chat log) stays in the temporary folder even when the process
+// is killed (issue 15 item 6); the input reads it through the open
+// descriptor, any number of times, and remove closes it.
 func spool(name string, write func(*json.Encoder) error) (spooled, string, error) {
 	f, err := os.CreateTemp("", "evident-*.jsonl")
 	if err != nil {
+		return spooled{}, "", err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
 		return spooled{}, "", err
 	}
 	h := sha256.New()
@@ -405,14 +414,16 @@ func spool(name string, write func(*json.Encoder) error) (spooled, string, error
 	if err == nil {
 		err = bw.Flush()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	var size int64
+	if err == nil {
+		size, err = f.Seek(0, io.SeekCurrent)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		f.Close()
 		return spooled{}, "", err
 	}
-	path := f.Name()
-	in := batch.Input{Name: name, Format: ingest.JSONL, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
-	return spooled{in: in, path: path}, hex.EncodeToString(h.Sum(nil)), nil
+	in := batch.Input{Name: name, Format: ingest.JSONL, Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(io.NewSectionReader(f, 0, size)), nil
+	}}
+	return spooled{in: in, f: f}, hex.EncodeToString(h.Sum(nil)), nil
 }
