@@ -34,8 +34,11 @@ const (
 	// maxResponse bounds a response body, in bytes.
 	maxResponse = 64 << 20
 	// DefaultTimeout bounds one HTTP exchange when APIOptions.HTTPClient is
-	// nil.
-	DefaultTimeout = 60 * time.Second
+	// nil: baseline1's client's 30 s (client.py post_json), not the
+	// official toolkit's 10 s, because a command's answer may carry many
+	// animation frames and a timed-out action may still have been played
+	// (it is not retried, as neither of them retries).
+	DefaultTimeout = 30 * time.Second
 )
 
 // Errors of the REST client; test with errors.Is.
@@ -72,13 +75,13 @@ func (e *HTTPError) Error() string {
 	return s
 }
 
-// Is matches ErrGameOver for a 400 whose code or text names GAME_OVER, and
-// ErrRateLimited for a 429.
+// Is matches ErrGameOver for a 400 whose code or message says the game is
+// over in any wording (GAME_OVER, "game over", "Game is over",
+// case-insensitive), and ErrRateLimited for a 429.
 func (e *HTTPError) Is(target error) bool {
 	switch target {
 	case ErrGameOver:
-		return e.Status == http.StatusBadRequest && (e.Code == api.CodeGameOver ||
-			strings.Contains(strings.ToUpper(strings.ReplaceAll(e.Message, " ", "_")), "GAME_OVER"))
+		return e.Status == http.StatusBadRequest && (e.Code == api.CodeGameOver || saysGameOver(e.Code, e.Message))
 	case ErrRateLimited:
 		return e.Status == http.StatusTooManyRequests
 	}
@@ -101,6 +104,9 @@ type APIOptions struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Log receives one line per back-off; nil discards them.
 	Log io.Writer
+	// Now is the clock that a Retry-After HTTP date is read against; nil
+	// means time.Now.
+	Now func() time.Time
 }
 
 // API is the REST client of the ARC-AGI-3 API (spec arc.md "The real game"):
@@ -138,6 +144,9 @@ func NewAPI(baseURL string, opts APIOptions) (*API, error) {
 	sleep := opts.Sleep
 	if sleep == nil {
 		sleep = sleepCtx
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &API{base: u, opts: opts, http: hc, sleep: sleep}, nil
 }
@@ -222,7 +231,7 @@ func (a *API) do(ctx context.Context, method, path string, body, out any) (json.
 			return nil, fmt.Errorf("client: %s %s: reading the response: %w", method, path, err)
 		}
 		if resp.StatusCode == http.StatusTooManyRequests && attempt < a.opts.MaxRetries {
-			wait := retryWait(resp.Header.Get("Retry-After"), attempt, time.Now())
+			wait := retryWait(resp.Header.Get("Retry-After"), attempt, a.opts.Now())
 			if a.opts.Log != nil {
 				fmt.Fprintf(a.opts.Log, "rate limited (429) on %s %s; retry %d of %d in %s\n", method, path, attempt+1, a.opts.MaxRetries, wait)
 			}

@@ -134,6 +134,12 @@ func TestGameOverError(t *testing.T) {
 	}{
 		{"a 400 with error GAME_OVER matches ErrGameOver", 400, `{"error":"GAME_OVER","message":"only RESET"}`, true},
 		{"a 400 whose text says game over matches ErrGameOver", 400, `Game over: the game is in GAME_OVER state`, true},
+		{"a 400 whose only field says the game is over (baseline1's shape) matches", 400, `{"error":"The game is over."}`, true},
+		{"a 400 whose message says game over in lower case matches", 400, `{"error":"VALIDATION_ERROR","message":"game over, send RESET"}`, true},
+		{"a 400 saying game-over with a hyphen matches", 400, `{"error":"SERVER_ERROR","message":"cannot act: game-over"}`, true},
+		{"a 400 in plain text GAME IS OVER matches", 400, `GAME IS OVER`, true},
+		{"a 400 about a game overlay does not", 400, `{"error":"VALIDATION_ERROR","message":"game overlay missing"}`, false},
+		{"a 400 game not found does not", 400, `{"error":"SERVER_ERROR","message":"game ls20 not found"}`, false},
 		{"a 400 for another reason does not", 400, `{"error":"VALIDATION_ERROR","message":"bad x"}`, false},
 		{"a 500 never does", 500, `GAME_OVER`, false},
 	} {

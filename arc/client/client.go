@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -87,6 +88,15 @@ type State struct {
 	// Stopped is set by Stop, which also keeps the final scorecard.
 	Stopped   bool            `json:"stopped,omitempty"`
 	Scorecard json.RawMessage `json:"scorecard,omitempty"`
+	// LastCommand is when the server last answered a command (RESET or
+	// action) of the game, from Options.Now; the scorecard's idle time
+	// (ScorecardIdleLimit) runs from it. Zero in state files written
+	// before it was kept: the idle time is then unknown and not checked.
+	LastCommand time.Time `json:"last_command,omitzero"`
+	// Expired is set when the client found the scorecard expired
+	// (ExpiredError); every later command is refused the same way, and
+	// Start moves the game aside.
+	Expired bool `json:"expired,omitempty"`
 }
 
 // Options configures a Client.
@@ -99,6 +109,21 @@ type Options struct {
 	// LockWait is how long a command waits for the lock; 0 means
 	// DefaultLockWait.
 	LockWait time.Duration
+	// Now is the clock of the idle checks (State.LastCommand); nil means
+	// time.Now. Tests replace it.
+	Now func() time.Time
+	// Warn receives warnings, one line each (idle time near the limit, a
+	// 404 on close, an expired session moved aside); nil discards them.
+	Warn io.Writer
+}
+
+// MoveOptions are the per-command options of Move.
+type MoveOptions struct {
+	// Reasoning (any JSON value, or nil) goes to the server with actions.
+	Reasoning json.RawMessage
+	// Force sends a RESET before the attempt's first action, which the
+	// client otherwise refuses (ErrResetBeforeAction).
+	Force bool
 }
 
 // Client is the game client of one workspace (spec arc.md "Session
@@ -119,7 +144,23 @@ func New(opts Options) (*Client, error) {
 	if opts.LockWait <= 0 {
 		opts.LockWait = DefaultLockWait
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.API.Now == nil {
+		opts.API.Now = opts.Now
+	}
+	if opts.Warn == nil {
+		opts.Warn = io.Discard
+	}
 	return &Client{ws: ws, opts: opts}, nil
+}
+
+// Now returns the client's clock (Options.Now).
+func (c *Client) Now() time.Time { return c.opts.Now() }
+
+func (c *Client) warn(format string, args ...any) {
+	fmt.Fprintf(c.opts.Warn, format+"\n", args...)
 }
 
 // Workspace returns the absolute workspace path.
@@ -159,6 +200,9 @@ type Result struct {
 	Files []string
 	// State is the client state after the command.
 	State State
+	// MovedAside is, after a Start in a workspace whose game had expired,
+	// where that game's session went (ExpiredSessionPrefix+N); "" else.
+	MovedAside string
 }
 
 // Held is the client with its lock taken: commands through it cannot
@@ -295,22 +339,43 @@ func apply(st *State, r *api.FrameResponse) {
 	st.AvailableActions = append([]int(nil), r.AvailableActions...)
 }
 
-// Start starts gameID on the server at baseURL: it opens a scorecard with
-// card, sends RESET without guid, records the response as
-// level_01_attempt_01 and writes the state file. It fails with ErrStarted
-// when a game is running here, ErrSessionNotEmpty when the session already
-// holds attempts, ErrNoAPIKey without a key for a remote server, when the
-// server does not list gameID, or on HTTP and I/O errors (a scorecard
-// opened before a failure is closed again, best effort).
+// Start starts gameID on the server at baseURL: it resolves gameID
+// against GET /api/games (ResolveGameID: the whole id, or the id before its
+// "-version"), opens a scorecard with card, sends RESET without guid,
+// records the response as level_01_attempt_01 (step_index 0) and writes
+// the state file. When the workspace's previous game expired (State.Expired,
+// or more than ScorecardIdleLimit since its last command and not stopped),
+// its session and state are first moved aside (Result.MovedAside, a
+// warning to Options.Warn). It fails with ErrStarted when a game is
+// running here, ErrSessionNotEmpty when the session already holds
+// attempts, ErrNoAPIKey without a key for a remote server, when gameID
+// names no game or several (the candidates listed), or on HTTP and I/O
+// errors (a scorecard opened before a failure is closed again, best
+// effort).
 func (c *Client) Start(ctx context.Context, baseURL, gameID string, card api.OpenScorecardRequest) (*Result, error) {
 	h, err := c.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Unlock()
-	if st, err := c.ReadState(); err == nil && !st.Stopped {
-		return nil, fmt.Errorf("client: %w: %s (guid %s)", ErrStarted, st.GameID, st.GUID)
-	} else if err != nil && !errors.Is(err, ErrNotStarted) {
+	aside := ""
+	if st, err := c.ReadState(); err == nil {
+		expired := st.Expired
+		if d, ok := st.Idle(c.opts.Now()); ok && d > ScorecardIdleLimit && !st.Stopped {
+			expired = true
+		}
+		switch {
+		case expired:
+			if aside, err = c.moveAside(); err != nil {
+				return nil, err
+			}
+			if aside != "" {
+				c.warn("the expired game %s (scorecard %s): its session is kept in %s", st.GameID, st.CardID, aside)
+			}
+		case !st.Stopped:
+			return nil, fmt.Errorf("client: %w: %s (guid %s)", ErrStarted, st.GameID, st.GUID)
+		}
+	} else if !errors.Is(err, ErrNotStarted) {
 		return nil, err
 	}
 	rec, err := session.OpenRecorder(c.SessionRoot())
@@ -328,12 +393,8 @@ func (c *Client) Start(ctx context.Context, baseURL, gameID string, card api.Ope
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(games, func(g api.GameInfo) bool { return g.GameID == gameID }) {
-		ids := make([]string, len(games))
-		for i, g := range games {
-			ids[i] = g.GameID
-		}
-		return nil, fmt.Errorf("client: the server at %s has no game %q; it has %v", a.BaseURL(), gameID, ids)
+	if gameID, err = ResolveGameID(games, gameID); err != nil {
+		return nil, fmt.Errorf("%w (server %s)", err, a.BaseURL())
 	}
 	cardID, err := a.OpenScorecard(ctx, card)
 	if err != nil {
@@ -344,39 +405,68 @@ func (c *Client) Start(ctx context.Context, baseURL, gameID string, card api.Ope
 		a.CloseScorecard(context.WithoutCancel(ctx), cardID)
 		return nil, err
 	}
-	st := &State{BaseURL: a.BaseURL(), GameID: gameID, CardID: cardID, StepIndex: 0}
+	st := &State{BaseURL: a.BaseURL(), GameID: gameID, CardID: cardID, StepIndex: 0, LastCommand: c.opts.Now()}
 	apply(st, resp)
 	saveCookies(st, a)
 	if err := c.writeState(st); err != nil {
 		return nil, err
 	}
-	return h.record(st, session.Action{Name: "RESET"}, resp, rec)
+	res, err := h.record(st, session.Action{Name: "RESET"}, resp, rec)
+	if res != nil {
+		res.MovedAside = aside
+	}
+	return res, err
 }
 
 // Move sends one command (RESET or ACTION1..ACTION7) holding the lock for
 // its whole duration; see Held.Move.
 func (c *Client) Move(ctx context.Context, act session.Action, reasoning json.RawMessage) (*Result, error) {
+	return c.MoveWith(ctx, act, MoveOptions{Reasoning: reasoning})
+}
+
+// MoveWith is Move with per-command options; see Held.MoveWith.
+func (c *Client) MoveWith(ctx context.Context, act session.Action, mo MoveOptions) (*Result, error) {
 	h, err := c.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Unlock()
-	return h.Move(ctx, act, reasoning)
+	return h.MoveWith(ctx, act, mo)
 }
 
-// Move sends one command and records its response (spec arc.md "Session
-// recording"): RESET opens a new attempt folder (of level
+// Move is MoveWith with reasoning and no other option.
+func (h *Held) Move(ctx context.Context, act session.Action, reasoning json.RawMessage) (*Result, error) {
+	return h.MoveWith(ctx, act, MoveOptions{Reasoning: reasoning})
+}
+
+// MoveWith sends one command and records its response (spec arc.md
+// "Session recording"): RESET opens a new attempt folder (of level
 // levels_completed+1); any other action becomes the next step of the
 // current attempt, and a step that completes a level is also the initial_*
-// of the next level's attempt. reasoning (any JSON value, or nil) goes to
-// the server with actions. Nothing is sent, and the error says why, when
-// no game is started (ErrNotStarted), it was stopped (ErrStopped), the game
-// is over or won and act is not RESET (ErrGameOver, ErrGameWon), or act is
-// not in the last available_actions (ErrNotAvailable). A 400 of the server
-// because the game is over also matches ErrGameOver. When the server
-// answered but recording failed, the error says so: the session then lags
-// the game.
-func (h *Held) Move(ctx context.Context, act session.Action, reasoning json.RawMessage) (*Result, error) {
+// of the next level's attempt. mo.Reasoning goes to the server with
+// actions.
+//
+// Nothing is sent, and the error says why, when no game is started
+// (ErrNotStarted), it was stopped (ErrStopped), its scorecard expired
+// (ExpiredError: marked in the state file, or more than ScorecardIdleLimit
+// since State.LastCommand by Options.Now), or by baseline1 v1.6's rules
+// (client.py validate_action_for_state, move_command; RuleError with
+// baseline1's message): a non-RESET action in GAME_OVER (ErrGameOver), a
+// RESET before the first action of the current attempt unless mo.Force
+// (ErrResetBeforeAction), any command once the current level holds
+// MaxLevelActions actions (ErrLevelActionLimit; counted as baseline1 does:
+// the step_index of the current attempt's latest metadata minus that of
+// the level's attempt 1 initial_metadata.json, RESETs included). Also
+// refused: an action after a win (ErrGameWon) or outside the last
+// available_actions (ErrNotAvailable).
+//
+// A command more than IdleWarnAfter after the last one writes a warning to
+// Options.Warn first. A 400 of the server because the game is over, in any
+// wording, matches ErrGameOver; a 400 or 404 "not found" (or
+// SCORECARD_CLOSED) is an ExpiredError with the idle gap, and marks the
+// state expired. When the server answered but recording failed, the error
+// says so: the session then lags the game.
+func (h *Held) MoveWith(ctx context.Context, act session.Action, mo MoveOptions) (*Result, error) {
 	if h.release == nil {
 		return nil, errors.New("client: Move after Unlock")
 	}
@@ -392,19 +482,47 @@ func (h *Held) Move(ctx context.Context, act session.Action, reasoning json.RawM
 	if !ok {
 		return nil, fmt.Errorf("client: unknown action %q; want RESET or ACTION1..ACTION7", act.Name)
 	}
+	now := c.opts.Now()
+	idle, known := st.Idle(now)
+	expired := func(server error) error {
+		st.Expired = true
+		e := &ExpiredError{GameID: st.GameID, CardID: st.CardID, GUID: st.GUID, Last: st.LastCommand, Idle: idle, Server: server}
+		if werr := c.writeState(st); werr != nil {
+			return errors.Join(e, werr)
+		}
+		return e
+	}
+	if st.Expired || (known && idle > ScorecardIdleLimit) {
+		return nil, expired(nil)
+	}
+	rec, err := session.OpenRecorder(c.SessionRoot())
+	if err != nil {
+		return nil, err
+	}
+	pos := rec.Position()
 	if act.Name != "RESET" {
 		switch {
 		case st.State == api.StateGameOver:
-			return nil, fmt.Errorf("client: %s not sent: %w", act, ErrGameOver)
+			return nil, &RuleError{Msg: MsgOnlyReset, Err: ErrGameOver}
 		case st.State == api.StateWin:
 			return nil, fmt.Errorf("client: %s not sent: %w", act, ErrGameWon)
 		case len(st.AvailableActions) > 0 && !slices.Contains(st.AvailableActions, id):
 			return nil, fmt.Errorf("client: %s not sent: %w %v", act, ErrNotAvailable, st.AvailableActions)
 		}
+	} else if pos.Dir != "" && pos.Step == 0 && !mo.Force {
+		return nil, &RuleError{Msg: MsgResetBeforeAction, Err: ErrResetBeforeAction}
 	}
-	rec, err := session.OpenRecorder(c.SessionRoot())
-	if err != nil {
-		return nil, err
+	if pos.Dir != "" {
+		n, err := levelActions(pos)
+		if err != nil {
+			return nil, err
+		}
+		if n >= MaxLevelActions {
+			return nil, &RuleError{Msg: fmt.Sprintf(msgLevelActionLimitFmt, n, pos.Level, MaxLevelActions), Err: ErrLevelActionLimit}
+		}
+	}
+	if w := IdleWarning(st, now); w != "" {
+		c.warn("%s", w)
 	}
 	a, err := c.newAPI(st.BaseURL, st)
 	if err != nil {
@@ -414,19 +532,26 @@ func (h *Held) Move(ctx context.Context, act session.Action, reasoning json.RawM
 	if act.Name == "RESET" {
 		resp, err = a.Reset(ctx, st.GameID, st.CardID, st.GUID)
 	} else {
-		resp, err = a.Act(ctx, st.GameID, st.GUID, act, reasoning)
+		resp, err = a.Act(ctx, st.GameID, st.GUID, act, mo.Reasoning)
 	}
 	saveCookies(st, a)
 	if err != nil {
-		if werr := c.writeState(st); werr != nil {
-			return nil, errors.Join(err, werr)
+		if gameGone(err) {
+			return nil, expired(err)
 		}
 		if errors.Is(err, ErrGameOver) {
+			if werr := c.writeState(st); werr != nil {
+				return nil, errors.Join(err, werr)
+			}
 			return nil, fmt.Errorf("client: %s refused: %w (%w)", act, ErrGameOver, err)
+		}
+		if werr := c.writeState(st); werr != nil {
+			return nil, errors.Join(err, werr)
 		}
 		return nil, err
 	}
 	st.StepIndex++
+	st.LastCommand = c.opts.Now()
 	apply(st, resp)
 	if err := c.writeState(st); err != nil {
 		return nil, fmt.Errorf("client: the server played %s but the state file could not be written: %w", act, err)
@@ -484,8 +609,11 @@ func (h *Held) record(st *State, act session.Action, resp *api.FrameResponse, re
 }
 
 // Stop closes the scorecard, marks the state stopped and returns the
-// server's final scorecard (raw JSON). It fails with ErrNotStarted or
-// ErrStopped, or on HTTP errors (the state then stays running).
+// server's final scorecard (raw JSON). A 404 (the server closed the
+// scorecard itself: 15 min idle or 3 days open) is a warning to
+// Options.Warn, not a failure: the state is marked stopped and the
+// scorecard is nil. It fails with ErrNotStarted or ErrStopped, or on other
+// HTTP errors (the state then stays running).
 func (c *Client) Stop(ctx context.Context) (json.RawMessage, error) {
 	h, err := c.Lock(ctx)
 	if err != nil {
@@ -505,6 +633,17 @@ func (c *Client) Stop(ctx context.Context) (json.RawMessage, error) {
 	}
 	sc, err := a.CloseScorecard(ctx, st.CardID)
 	saveCookies(st, a)
+	var he *HTTPError
+	if errors.As(err, &he) && he.Status == http.StatusNotFound {
+		gap := ""
+		if d, ok := st.Idle(c.opts.Now()); ok {
+			gap = fmt.Sprintf(", %s after the last command", d.Round(time.Second))
+		}
+		c.warn("warning: the server has no scorecard %s to close (%v%s): it closes a scorecard after %s idle or 3 days open; the game is marked stopped and its session is kept",
+			st.CardID, err, gap, ScorecardIdleLimit)
+		st.Stopped = true
+		return nil, c.writeState(st)
+	}
 	if err != nil {
 		return nil, err
 	}

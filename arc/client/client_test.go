@@ -234,10 +234,10 @@ func TestGameOver(t *testing.T) {
 			t.Fatalf("result %+v", res)
 		}
 	})
-	t.Run("an action in GAME_OVER is refused without being sent", func(t *testing.T) {
+	t.Run("an action in GAME_OVER is refused without being sent, with baseline1's message", func(t *testing.T) {
 		before := l.srv.Stats().Requests
 		_, err := c.Move(ctx, session.Action{Name: "ACTION1"}, nil)
-		if !errors.Is(err, client.ErrGameOver) || l.srv.Stats().Requests != before || !strings.Contains(err.Error(), "only RESET is accepted") {
+		if !errors.Is(err, client.ErrGameOver) || l.srv.Stats().Requests != before || err.Error() != "Only RESET is allowed when the game is in GAME_OVER state." {
 			t.Fatalf("err %v", err)
 		}
 	})

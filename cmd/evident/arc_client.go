@@ -4,8 +4,8 @@ package main
 // executor"):
 //
 //	evident arc client start GAME_ID [--workspace DIR] [--url URL] [--tag T]…
-//	evident arc client move (ACTION | ACTION6 X Y | '{"name":"ACTION6","x":X,"y":Y}') [--reasoning JSON]
-//	evident arc client status [--frame] [--scorecard]
+//	evident arc client move (ACTION | ACTION6 X Y | '{"name":"ACTION6","x":X,"y":Y}') [--reasoning JSON] [--force]
+//	evident arc client status [--frame] [--scorecard] [--verbose]
 //	evident arc client stop
 //	evident arc client games [--url URL]
 //	evident arc serve-games [--addr HOST:PORT] [--seed N] [--api-key K] [--rate-limit N]
@@ -14,8 +14,36 @@ package main
 //
 // The API key comes from $ARC_API_KEY (never a flag, so it stays out of
 // shell histories and process lists), the base URL from --url, else
-// $ARC_BASE_URL, else the real server. Failures exit 1 (2 for bad
-// arguments) with a one-line summary on stderr.
+// $ARC_BASE_URL, else the real server. GAME_ID may be the id without its
+// "-version" suffix when that names one game (as the official tools take
+// it: "ls20" for "ls20-016295f7601e").
+//
+// start, move and status print baseline1's per-step client summary
+// (client.WriteSummary; status after "Last step information:"), read from
+// the recorded session. Warnings go to stderr, one line each:
+//
+//	warning: no command for 11m3s: the server closes scorecard C after 15m0s without one (3m57s left)
+//	  (a move or status more than 10 min after the last command)
+//	warning: the server has no scorecard C to close (…): it closes a scorecard after 15m0s idle or 3 days open; …
+//	  (stop answered 404: a warning, exit 0)
+//	the expired game G (scorecard C): its session is kept in WS/client/session.expired-N
+//	  (start in a workspace whose game expired)
+//
+// Exit codes, with a one-line message on stderr:
+//
+//	0  done
+//	1  failure: the server's errors, I/O, and the refusals of baseline1
+//	   v1.6's rules, in baseline1's words:
+//	   "Only RESET is allowed when the game is in GAME_OVER state. Send RESET: evident arc client move RESET"
+//	   "RESET is not allowed before taking any action in the current attempt. …" (move RESET --force sends it)
+//	   "Current level action limit reached: N actions on level L across all attempts (limit: 1500)."
+//	   also a 400 of the server saying the game is over, in any wording (with the same RESET hint)
+//	2  bad arguments
+//	3  exitScorecardExpired: the game's scorecard expired (more than 15 min
+//	   since the last command by the state file's clock, or the server's 400
+//	   "game … not found"); the message gives the idle gap. The game cannot
+//	   go on: `client start GAME_ID` in the same workspace moves the old
+//	   session to client/session.expired-N/ and starts anew.
 
 import (
 	"context"
@@ -55,12 +83,18 @@ func urlFlag() cli.Flag {
 	return &cli.StringFlag{Name: "url", Value: def, Usage: "base URL of the game server ($" + client.EnvBaseURL + "; the local one: http://127.0.0.1:8001)"}
 }
 
-// newClient builds the workspace's client; back-off notices go to stderr.
+// exitScorecardExpired is the exit status of a client command refused
+// because the game's scorecard expired (client.ErrScorecardExpired).
+const exitScorecardExpired = 3
+
+// newClient builds the workspace's client; back-off notices and warnings
+// go to stderr.
 func newClient(cmd *cli.Command) (*client.Client, error) {
 	return client.New(client.Options{
 		Workspace: cmd.String("workspace"),
 		LockWait:  cmd.Duration("lock-wait"),
 		API:       client.APIOptions{Key: os.Getenv(client.EnvAPIKey), Log: cmd.Root().ErrWriter},
+		Warn:      cmd.Root().ErrWriter,
 	})
 }
 
@@ -71,9 +105,17 @@ func clientExit(name string, err error) error {
 		return nil
 	}
 	msg := name + ": " + err.Error()
+	sep := "; "
+	if strings.HasSuffix(msg, ".") {
+		sep = " "
+	}
 	switch {
+	case errors.Is(err, client.ErrScorecardExpired):
+		return cli.Exit(msg+sep+"start a new game here with: evident arc client start GAME_ID (this session is then moved to "+client.ExpiredSessionPrefix+"N/)", exitScorecardExpired)
 	case errors.Is(err, client.ErrGameOver):
-		msg += "; send RESET: evident arc client move RESET"
+		msg += sep + "Send RESET: evident arc client move RESET"
+	case errors.Is(err, client.ErrResetBeforeAction):
+		msg += sep + "On the official server it would reset the whole game to level 1; add --force to send it anyway."
 	case errors.Is(err, client.ErrNotStarted):
 		msg = name + ": no game started in this workspace; run: evident arc client start GAME_ID"
 	}
@@ -115,7 +157,8 @@ func arcClientCommand() *cli.Command {
 				Name:      "move",
 				Usage:     "send one command (RESET or ACTION1..7) and record the response",
 				ArgsUsage: `ACTION | ACTION6 X Y | '{"name":"ACTION6","x":X,"y":Y}'`,
-				Flags:     append(clientFlags(), &cli.StringFlag{Name: "reasoning", Usage: "JSON value sent as the action's reasoning"}),
+				Flags: append(clientFlags(), &cli.StringFlag{Name: "reasoning", Usage: "JSON value sent as the action's reasoning"},
+					&cli.BoolFlag{Name: "force", Usage: "send a RESET before the attempt's first action (it resets the whole game to level 1)"}),
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					a, err := parseMoveArgs(cmd.Args().Slice())
 					if err != nil {
@@ -132,7 +175,7 @@ func arcClientCommand() *cli.Command {
 					if err != nil {
 						return clientExit("arc client move", err)
 					}
-					res, err := c.Move(ctx, a, reasoning)
+					res, err := c.MoveWith(ctx, a, client.MoveOptions{Reasoning: reasoning, Force: cmd.Bool("force")})
 					if err != nil {
 						return clientExit("arc client move", err)
 					}
@@ -162,6 +205,9 @@ func arcClientCommand() *cli.Command {
 					fmt.Fprintln(w, client.StatusHeader)
 					if err := client.WriteSummary(w, last); err != nil {
 						return clientExit("arc client status", err)
+					}
+					if warn := client.IdleWarning(&last.State, c.Now()); warn != "" {
+						fmt.Fprintln(cmd.Root().ErrWriter, warn)
 					}
 					if cmd.Bool("verbose") {
 						st := last.State
@@ -207,7 +253,9 @@ func arcClientCommand() *cli.Command {
 					if err != nil {
 						return clientExit("arc client stop", err)
 					}
-					printJSON(cmd.Root().Writer, sc)
+					if sc != nil {
+						printJSON(cmd.Root().Writer, sc)
+					}
 					return nil
 				},
 			},
