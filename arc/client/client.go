@@ -247,14 +247,29 @@ func (h *Held) Unlock() error {
 	return err
 }
 
-// ReadState reads the state file; ErrNotStarted when there is none.
+// maxStateFile bounds the state file, in bytes (it holds a few ids, the
+// cookies and the final scorecard).
+const maxStateFile = 16 << 20
+
+// ReadState reads the state file; ErrNotStarted when there is none. It
+// fails, naming the file, when it is larger than 16 MiB or not the JSON of
+// a State.
 func (c *Client) ReadState() (*State, error) {
-	b, err := os.ReadFile(filepath.Join(c.ws, StateFile))
+	path := filepath.Join(c.ws, StateFile)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNotStarted
 	}
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: %w", path, err)
+	}
+	if len(b) > maxStateFile {
+		return nil, fmt.Errorf("client: %s: larger than %d bytes", path, maxStateFile)
 	}
 	var st State
 	if err := json.Unmarshal(b, &st); err != nil {

@@ -483,3 +483,19 @@ func setStepIndex(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 }
+
+func TestStateFile(t *testing.T) {
+	t.Run("a state file that is not JSON is an error naming it, and nothing is sent", func(t *testing.T) {
+		f := newOfficial(t)
+		c := newOffClient(t, f, "")
+		c.start(t, f, offGame)
+		path := filepath.Join(c.ws, client.StateFile)
+		if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Move(context.Background(), session.Action{Name: "ACTION1"}, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), "client: "+path+": ") || len(f.commands()) != 1 {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
