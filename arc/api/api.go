@@ -171,7 +171,8 @@ func Rows(g frame.Grid) [][]int {
 
 // Grids decodes r.Frame. It fails when a grid is empty, ragged or larger
 // than frame.MaxSide; values outside 0..15 become frame.Invalid (the
-// recorder then refuses the response).
+// recorder then records them as black and returns a warning:
+// session.OutOfPaletteWarning).
 func (r *FrameResponse) Grids() ([]frame.Grid, error) {
 	out := make([]frame.Grid, 0, len(r.Frame))
 	for i, rows := range r.Frame {

@@ -587,17 +587,25 @@ func (h *Held) record(st *State, act session.Action, resp *api.FrameResponse, re
 	res.Metadata = sr.Metadata
 	before := rec.Position()
 	if act.Name == "RESET" {
-		pos, err := rec.Reset(sr)
+		rr, err := rec.RecordReset(sr)
 		if err != nil {
 			return fail(err)
+		}
+		pos := rr.Position
+		if rr.Warning != "" {
+			h.c.warn("%s", rr.Warning)
 		}
 		res.Recorded, res.Next = pos, pos
 		res.Final = filepath.Join(pos.Dir, session.InitialFrameFile)
 		res.Files = initialFiles(pos.Dir)
 	} else {
-		pos, err := rec.Step(sr)
+		rr, err := rec.RecordStep(sr)
 		if err != nil {
 			return fail(err)
+		}
+		pos := rr.Position
+		if rr.Warning != "" {
+			h.c.warn("%s", rr.Warning)
 		}
 		k := before.Step + 1
 		res.Recorded = session.Position{Level: before.Level, Attempt: before.Attempt, Step: k, Dir: before.Dir}
