@@ -194,8 +194,8 @@ func TestStartAndMove(t *testing.T) {
 	})
 	t.Run("stop closes the scorecard, then moves fail with ErrStopped", func(t *testing.T) {
 		sc, err := c.Stop(ctx)
-		var card games.Scorecard
-		if err != nil || json.Unmarshal(sc, &card) != nil || card.Open || card.Games[0].LevelsCompleted != 1 {
+		var card api.ClosedScorecard
+		if err != nil || json.Unmarshal(sc, &card) != nil || len(card.Environments) != 1 || card.Environments[0].LevelsCompleted != 1 {
 			t.Fatalf("scorecard %s, %v", sc, err)
 		}
 		if _, err := c.Move(ctx, session.Action{Name: "ACTION1"}, nil); !errors.Is(err, client.ErrStopped) {

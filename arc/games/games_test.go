@@ -274,26 +274,3 @@ func abs(x int) int {
 	}
 	return x
 }
-
-func TestScore(t *testing.T) {
-	b := []int{10, 20, 30}
-	for _, c := range []struct {
-		name      string
-		actions   []int
-		completed []bool
-		want      float64
-	}{
-		{"nothing completed scores 0", []int{5, 0, 0}, []bool{false, false, false}, 0},
-		{"baseline actions everywhere score 1", []int{10, 20, 30}, []bool{true, true, true}, 1},
-		{"twice the baseline on every level scores a quarter", []int{20, 40, 60}, []bool{true, true, true}, 0.25},
-		{"faster than humans is capped by the completed weight", []int{1, 1, 1}, []bool{true, true, false}, 3.0 / 6},
-		{"levels weigh by their index", []int{10, 20, 60}, []bool{true, true, true}, (1 + 2 + 3*0.25) / 6},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got, _ := Score(b, c.actions, c.completed)
-			if d := got - c.want; d > 1e-9 || d < -1e-9 {
-				t.Errorf("score %v, want %v", got, c.want)
-			}
-		})
-	}
-}

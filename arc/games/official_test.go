@@ -384,21 +384,3 @@ func TestServerLimitsOfficial(t *testing.T) {
 		x.errCode("POST", api.PathCmd+"ACTION1", map[string]any{"game_id": Trek.ID, "guid": r.GUID, "reasoning": json.RawMessage(big)}, 400, api.CodeValidation)
 	})
 }
-
-func TestLegacyScorecardDecoding(t *testing.T) {
-	t.Run("the deprecated Scorecard reads the official shape with the former counts", func(t *testing.T) {
-		x := newSrv(t, Config{})
-		card := x.card()
-		r := x.reset(Trek.ID, card, "")
-		x.act(Trek.ID, r.GUID, session.Action{Name: "ACTION1"})
-		x.reset(Trek.ID, card, r.GUID)
-		var sc Scorecard
-		x.ok("POST", api.PathScorecardClose, api.CloseScorecardRequest{CardID: card}, &sc)
-		// Former counts: every command, the opening RESET included: 3
-		// commands, 2 RESETs.
-		if sc.Open || len(sc.Games) != 1 || sc.Games[0].Actions != 3 || sc.Games[0].Resets != 2 || sc.Games[0].Plays != 1 ||
-			len(sc.Games[0].Levels) != 3 || sc.Games[0].Levels[0].Baseline != 18 || sc.Games[0].Levels[0].Actions != 2 {
-			t.Fatalf("%+v", sc)
-		}
-	})
-}

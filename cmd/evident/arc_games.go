@@ -176,15 +176,30 @@ func runDemo(ctx context.Context, w io.Writer, g *games.Game, seed uint64, ws st
 	if err != nil {
 		return err
 	}
-	var sc games.Scorecard
-	if err := json.Unmarshal(raw, &sc); err != nil || len(sc.Games) != 1 {
+	var sc api.ClosedScorecard
+	if err := json.Unmarshal(raw, &sc); err != nil || len(sc.Environments) != 1 || len(sc.Environments[0].Runs) == 0 {
 		return fmt.Errorf("unexpected scorecard %s", raw)
 	}
-	gs := sc.Games[0]
-	fmt.Fprintf(w, "scorecard %s closed: %s won %d/%d levels in %d actions (RESETs included), RHAE score %.3f\n",
-		sc.CardID, gs.GameID, gs.LevelsCompleted, gs.WinLevels, gs.Actions, gs.Score)
-	for _, l := range gs.Levels {
-		fmt.Fprintf(w, "level %d: %d actions, human baseline %d, score %.3f\n", l.Level, l.Actions, l.Baseline, l.Score)
+	env := sc.Environments[0]
+	best := env.Runs[0]
+	for _, r := range env.Runs[1:] {
+		if r.Score > best.Score {
+			best = r
+		}
+	}
+	// The official scorecard's numbers (arc/score): a full-game RESET
+	// starts a run and is no action; a level RESET is one.
+	fmt.Fprintf(w, "scorecard %s closed: %s won %d/%d levels in %d actions over %d run(s), RHAE score %.2f/100\n",
+		sc.CardID, env.ID, env.LevelsCompleted, env.LevelCount, env.Actions, len(env.Runs), env.Score)
+	for i, ls := range best.LevelScores {
+		a, b := 0, 0
+		if i < len(best.LevelActions) {
+			a = best.LevelActions[i]
+		}
+		if i < len(best.LevelBaselineActions) {
+			b = best.LevelBaselineActions[i]
+		}
+		fmt.Fprintf(w, "level %d: %d actions, human baseline %d, score %.2f\n", i+1, a, b, ls)
 	}
 	return nil
 }

@@ -102,8 +102,9 @@ func TestArcClient(t *testing.T) {
 	})
 	t.Run("client stop prints the closed scorecard", func(t *testing.T) {
 		out, _, code := arc(t, "client", "stop", "--workspace", ws)
-		var sc games.Scorecard
-		if code != 0 || json.Unmarshal([]byte(out), &sc) != nil || sc.Open || sc.Games[0].Actions != 3 {
+		var sc api.ClosedScorecard
+		if code != 0 || json.Unmarshal([]byte(out), &sc) != nil || len(sc.Environments) != 1 || sc.Environments[0].Actions != 2 ||
+			len(sc.Environments[0].Runs) != 1 {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 	})
@@ -182,7 +183,7 @@ func TestArcDemo(t *testing.T) {
 			ws := filepath.Join(t.TempDir(), "ws")
 			out, errOut, code := arc(t, "demo", "--game", g.ID, "--workspace", ws)
 			if code != 0 || !strings.Contains(out, "game won after ") || !strings.Contains(out, "levels 1..3 verification passed\n") ||
-				!regexp.MustCompile(`won 3/3 levels in \d+ actions \(RESETs included\), RHAE score 1\.000\nlevel 1: \d+ actions, human baseline \d+, score \d\.\d{3}\n`).MatchString(out) {
+				!regexp.MustCompile(`won 3/3 levels in \d+ actions over 1 run\(s\), RHAE score 100\.00/100\nlevel 1: \d+ actions, human baseline \d+, score \d+\.\d{2}\n`).MatchString(out) {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
 		})
