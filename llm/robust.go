@@ -10,12 +10,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
+
+	"evident/internal/backoff"
 )
 
 // Policy is how a wrapped Client calls its model. Zero fields take the
@@ -112,7 +113,7 @@ func Wrap(c Client, p Policy) *Robust {
 		p.MaxRetryAfter = 2 * time.Minute
 	}
 	if p.Sleep == nil {
-		p.Sleep = sleep
+		p.Sleep = backoff.Sleep
 	}
 	if p.Rand == nil {
 		p.Rand = rand.Float64
@@ -224,13 +225,7 @@ func (r *Robust) fail(err error) error {
 
 // backoff is the full-jitter wait before retry n (from 0).
 func (r *Robust) backoff(n int) time.Duration {
-	ceiling := r.p.MaxDelay
-	if n < 62 {
-		if d := r.p.BaseDelay << n; d > 0 && d < ceiling {
-			ceiling = d
-		}
-	}
-	return time.Duration(r.p.Rand() * float64(ceiling))
+	return backoff.FullJitter(r.p.BaseDelay, r.p.MaxDelay, n, r.p.Rand())
 }
 
 // classify says whether err is worth another try and, when the server said
@@ -241,7 +236,7 @@ func (r *Robust) classify(err error, timedOut bool) (retry bool, wait time.Durat
 	}
 	if status, header := statusOf(err); status != 0 {
 		if status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500 {
-			wait, told = retryAfter(header, r.p.Now())
+			wait, told = backoff.RetryAfter(header, r.p.Now())
 			return true, wait, told
 		}
 		return false, 0, false
@@ -288,50 +283,6 @@ func headerOf(r *http.Response) http.Header {
 		return nil
 	}
 	return r.Header
-}
-
-// retryAfter reads retry-after-ms, then Retry-After (seconds or an HTTP date).
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if h == nil {
-		return 0, false
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 {
-			return 0, true
-		}
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		d := t.Sub(now)
-		if d < 0 {
-			d = 0
-		}
-		return d, true
-	}
-	return 0, false
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func plural(n int, one, many string) string {

@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"evident/arc/api"
 	"evident/arc/frame"
 	"evident/arc/session"
+	"evident/internal/backoff"
 )
 
 // Back-off of the REST client on 429 (spec arc.md: "429
@@ -143,23 +143,12 @@ func NewAPI(baseURL string, opts APIOptions) (*API, error) {
 	}
 	sleep := opts.Sleep
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = backoff.Sleep
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	return &API{base: u, opts: opts, http: hc, sleep: sleep}, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // BaseURL returns the server's base URL.
@@ -189,14 +178,10 @@ func (a *API) SetCookies(cs []*http.Cookie) {
 // retryWait is the wait before retry number attempt (0-based) after a 429
 // carrying header Retry-After h.
 func retryWait(h string, attempt int, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
-		return min(time.Duration(s)*time.Second, MaxRetryWait)
+	if d, ok := backoff.ParseRetryAfter(h, now); ok {
+		return min(d, MaxRetryWait)
 	}
-	if t, err := http.ParseTime(h); err == nil {
-		return min(max(t.Sub(now), 0), MaxRetryWait)
-	}
-	return min(firstBackoff<<min(attempt, 10), maxBackoff)
+	return backoff.Exponential(firstBackoff, maxBackoff, attempt)
 }
 
 // do sends one request (retrying on 429) and decodes a 2xx JSON answer into

@@ -18,6 +18,7 @@ import (
 
 	"evident/arc/api"
 	"evident/arc/session"
+	"evident/internal/backoff"
 )
 
 // Files of the client inside the workspace, and defaults.
@@ -231,7 +232,7 @@ func (c *Client) Lock(ctx context.Context) (*Held, error) {
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%w: %s stayed locked for %s", ErrBusy, path, c.opts.LockWait)
 		}
-		if err := sleepCtx(ctx, lockPoll); err != nil {
+		if err := backoff.Sleep(ctx, lockPoll); err != nil {
 			return nil, fmt.Errorf("client: waiting for %s: %w", path, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"evident/crystal"
+	"evident/internal/backoff"
 	"evident/llm"
 )
 
@@ -150,7 +151,7 @@ func Run(ctx context.Context, items []crystal.Item, cfg Config) (Tally, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = backoff.Sleep
 	}
 	r := &runner{cfg: cfg, lim: newLimiter(cfg.RPS, cfg.Now, cfg.Sleep)}
 
@@ -407,15 +408,4 @@ func (l *limiter) wait(ctx context.Context) error {
 		return ctx.Err()
 	}
 	return l.sleep(ctx, d)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
