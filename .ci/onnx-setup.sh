@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up what `go test -tags onnx ./crystal/embed/` needs, idempotently:
-#   - Debian's python3-onnx, which crystal/embed/testdata/tiny_model.py uses to
+# Set up what `go test -tags onnx ./crystal/embedder/` needs, idempotently:
+#   - Debian's python3-onnx, which crystal/embedder/testdata/tiny_model.py uses to
 #     write a tiny random BERT-shaped model at test time;
 #   - libonnxruntime.so (ONNX Runtime 1.28.2, linux-x64), taken from the npm
 #     package sherpa-onnx-linux-x64@1.13.8 with `npm pack` + tar (nothing is

@@ -17,7 +17,7 @@
 //     paper's table.
 //
 // It owns scoring only. Turning steps into similarities belongs to package
-// evident/crystal/embed (Embedder, Similarity, Lexical); reading references
+// evident/crystal/embedder (Embedder, Similarity, Lexical); reading references
 // and predictions from files and rendering the table and per-item evidence
 // belong to evident/crystal/report, the sample set to evident/crystal/demo;
 // calling models belongs elsewhere. It reads no files, starts no goroutines

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 )
 
 // Item is one benchmark item (spec crystal.md "Data"). JSON field names follow
@@ -27,7 +27,7 @@ type Config struct {
 	// Similarity compares steps. Required: there is no silent default, since
 	// scores from different similarities are not comparable. Use
 	// LexicalFor(Profile) for the model-free word overlap.
-	Similarity embed.Similarity
+	Similarity embedder.Similarity
 	// Threshold: 0 means the similarity's hint, else DefaultThreshold (see
 	// MatchConfig).
 	Threshold float64
@@ -196,7 +196,7 @@ func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Con
 	return rep, nil
 }
 
-func scoreItem(ctx context.Context, it Item, preds map[string]Reply, p Profile, sim embed.Similarity,
+func scoreItem(ctx context.Context, it Item, preds map[string]Reply, p Profile, sim embedder.Similarity,
 	mc MatchConfig, order OrderMethod, alpha float64, w RewardWeights) (ItemScore, error) {
 	s := ItemScore{ID: it.ID}
 	dropped := p == ProfilePaper && len(it.ReferenceSteps) == 0

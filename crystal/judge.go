@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 )
 
 // Rule names the judge rule that decided a verdict (evidence; spec crystal.md
@@ -65,7 +65,7 @@ const (
 	// matches anything.
 	QuirkEmptyAnswer Quirk = "empty-answer-matches"
 	// QuirkNoTokenSteps: two steps without word tokens have lexical
-	// similarity 1.0 (embed.Lexical.EmptyStepsMatch; named here for reports).
+	// similarity 1.0 (embedder.Lexical.EmptyStepsMatch; named here for reports).
 	QuirkNoTokenSteps Quirk = "no-token-steps-match"
 	// QuirkEmptyReferenceDropped: an item with no reference steps is left out
 	// of the step means but still counts for accuracy (Evaluate).
@@ -328,7 +328,7 @@ func (j judge) yesNo(pred, predClean, gold string) (Verdict, bool) {
 	var py bool
 	v := Verdict{Rule: RuleYesNo}
 	if j.seed() {
-		toks := embed.Tokens(predClean)
+		toks := embedder.Tokens(predClean)
 		if len(toks) == 0 {
 			return Verdict{}, false
 		}

@@ -7,7 +7,7 @@ import (
 	"math"
 	"sort"
 
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 )
 
 // DefaultThreshold is the similarity a predicted/reference step pair needs to
@@ -81,7 +81,7 @@ type Match struct {
 // Errors: ErrUnknownProfile, ErrBadParameter (threshold), ErrEmptyReference
 // (paper profile, empty ref), ErrMatrixShape (sim returned a matrix of the
 // wrong shape), or sim's own error. A nil sim is an error.
-func MatchSteps(ctx context.Context, sim embed.Similarity, pred, ref []string, cfg MatchConfig) (Match, error) {
+func MatchSteps(ctx context.Context, sim embedder.Similarity, pred, ref []string, cfg MatchConfig) (Match, error) {
 	if sim == nil {
 		return Match{}, fmt.Errorf("%w: nil similarity", ErrBadParameter)
 	}
@@ -193,10 +193,10 @@ func MatchMatrix(sim [][]float64, nPred, nRef int, cfg MatchConfig) (Match, erro
 // resolveThreshold applies MatchConfig.Threshold's default: 0 means sim's
 // hint when it has one (sim may be nil), else DefaultThreshold. NaN and ±Inf
 // are ErrBadParameter.
-func resolveThreshold(th float64, sim embed.Similarity) (float64, error) {
+func resolveThreshold(th float64, sim embedder.Similarity) (float64, error) {
 	if th == 0 {
 		th = DefaultThreshold
-		if h, ok := sim.(embed.ThresholdHinter); ok {
+		if h, ok := sim.(embedder.ThresholdHinter); ok {
 			th = h.DefaultThreshold()
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 )
 
 const eps = 1e-12
@@ -192,13 +192,13 @@ func TestMatchSteps(t *testing.T) {
 	})
 	t.Run("lexical similarity brings its own threshold of 0.3", func(t *testing.T) {
 		// "the red cube" vs "a red ball": 1 common token of 3 and 3 → 1/3 ≥ 0.3.
-		got, err := MatchSteps(ctx, embed.Lexical{}, []string{"the red cube"}, []string{"a red ball"}, MatchConfig{})
+		got, err := MatchSteps(ctx, embedder.Lexical{}, []string{"the red cube"}, []string{"a red ball"}, MatchConfig{})
 		if err != nil || got.Threshold != 0.3 || len(got.Pairs) != 1 || !near(got.Pairs[0].Similarity, 1.0/3) {
 			t.Errorf("got %+v, %v", got, err)
 		}
 	})
 	t.Run("an explicit threshold overrides the lexical hint", func(t *testing.T) {
-		got, err := MatchSteps(ctx, embed.Lexical{}, []string{"the red cube"}, []string{"a red ball"}, MatchConfig{Threshold: 0.35})
+		got, err := MatchSteps(ctx, embedder.Lexical{}, []string{"the red cube"}, []string{"a red ball"}, MatchConfig{Threshold: 0.35})
 		if err != nil || len(got.Pairs) != 0 {
 			t.Errorf("got %+v, %v", got, err)
 		}
@@ -234,7 +234,7 @@ var benchRef = []string{
 
 func BenchmarkMatchStepsLexical8x8(b *testing.B) {
 	ctx := context.Background()
-	sim := embed.Lexical{}
+	sim := embedder.Lexical{}
 	var f1 float64
 	for b.Loop() {
 		m, err := MatchSteps(ctx, sim, benchPred, benchRef, MatchConfig{})
@@ -247,12 +247,12 @@ func BenchmarkMatchStepsLexical8x8(b *testing.B) {
 }
 
 func BenchmarkMatchMatrix8x8(b *testing.B) {
-	m, err := embed.Lexical{}.Similarities(context.Background(), benchPred, benchRef)
+	m, err := embedder.Lexical{}.Similarities(context.Background(), benchPred, benchRef)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := MatchMatrix(m, 8, 8, MatchConfig{Threshold: embed.LexicalThreshold}); err != nil {
+		if _, err := MatchMatrix(m, 8, 8, MatchConfig{Threshold: embedder.LexicalThreshold}); err != nil {
 			b.Fatal(err)
 		}
 	}

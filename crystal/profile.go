@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 )
 
 // Profile selects one of the two rule sets of spec crystal.md "Decision —
@@ -46,6 +46,6 @@ func (p Profile) resolve() (Profile, error) {
 // LexicalFor returns the Lexical similarity configured for profile p: under
 // ProfilePaper two steps without any word token score 1.0 (reference-package
 // quirk); under ProfileSeed (and any other value) they score 0.
-func LexicalFor(p Profile) embed.Lexical {
-	return embed.Lexical{EmptyStepsMatch: p == ProfilePaper}
+func LexicalFor(p Profile) embedder.Lexical {
+	return embedder.Lexical{EmptyStepsMatch: p == ProfilePaper}
 }

@@ -25,7 +25,7 @@ import (
 
 	"evident/crystal"
 	"evident/crystal/demo"
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 	"evident/crystal/report"
 )
 
@@ -51,7 +51,7 @@ type crystalRun struct {
 	replies map[string]map[string]crystal.Reply // model → item id → reply
 	rows    map[string]int                      // model → position in table.Rows
 	table   report.Table
-	sim     embed.Similarity // the similarity the table was scored with
+	sim     embedder.Similarity // the similarity the table was scored with
 	images  func(ref string) ([]byte, error)
 }
 

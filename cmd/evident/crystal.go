@@ -41,7 +41,7 @@ import (
 
 	"evident/crystal"
 	"evident/crystal/demo"
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 	"evident/crystal/report"
 	"evident/crystal/run"
 	"evident/llm"
@@ -66,8 +66,8 @@ func crystalScoreCommand() *cli.Command {
 			&cli.StringFlag{Name: "profile", Value: string(crystal.ProfileSeed), Usage: "rule set: seed (seed 002, clean judge) or paper (reference package, quirks included)"},
 			&cli.StringFlag{Name: "embedder", Value: "lexical", Usage: "step similarity: lexical (word overlap, no model) or onnx (sentence-transformer in --model-dir; needs a build with -tags onnx)"},
 			&cli.StringFlag{Name: "model-dir", Usage: "onnx: directory with model.onnx (or onnx/model.onnx) and tokenizer.json, e.g. an export of all-distilroberta-v1"},
-			&cli.StringFlag{Name: "onnx-lib", Usage: "onnx: path of libonnxruntime.so (default $" + embed.LibraryEnv + ")"},
-			&cli.IntFlag{Name: "batch-size", Value: embed.DefaultBatchSize, Usage: "onnx: texts per model run"},
+			&cli.StringFlag{Name: "onnx-lib", Usage: "onnx: path of libonnxruntime.so (default $" + embedder.LibraryEnv + ")"},
+			&cli.IntFlag{Name: "batch-size", Value: embedder.DefaultBatchSize, Usage: "onnx: texts per model run"},
 			&cli.Float64Flag{Name: "threshold", Usage: "match threshold (default: 0.30 for lexical, 0.35 for embeddings)"},
 			&cli.StringFlag{Name: "order", Value: string(crystal.OrderLIS), Usage: "order score of Ord.F1: lis or kendall"},
 			&cli.BoolFlag{Name: "json", Usage: "print the table as JSON"},
@@ -141,7 +141,7 @@ func crystalInputs(cmd *cli.Command) ([]crystal.Item, []report.Run, error) {
 // crystalSimilarity builds the step similarity of --embedder. For onnx it
 // loads the model, embeds every reference step once into a cache (full
 // batches) and returns the cached cosine similarity and a closer.
-func crystalSimilarity(ctx context.Context, cmd *cli.Command, p crystal.Profile, items []crystal.Item) (embed.Similarity, func(), error) {
+func crystalSimilarity(ctx context.Context, cmd *cli.Command, p crystal.Profile, items []crystal.Item) (embedder.Similarity, func(), error) {
 	switch e := cmd.String("embedder"); e {
 	case "lexical":
 		if cmd.String("model-dir") != "" {
@@ -152,7 +152,7 @@ func crystalSimilarity(ctx context.Context, cmd *cli.Command, p crystal.Profile,
 		if cmd.String("model-dir") == "" {
 			return nil, nil, errors.New("--embedder onnx needs --model-dir DIR (model.onnx + tokenizer.json)")
 		}
-		m, err := embed.OpenONNX(embed.ONNXOptions{ModelDir: cmd.String("model-dir"), Library: cmd.String("onnx-lib"),
+		m, err := embedder.OpenONNX(embedder.ONNXOptions{ModelDir: cmd.String("model-dir"), Library: cmd.String("onnx-lib"),
 			BatchSize: int(cmd.Int("batch-size"))})
 		if err != nil {
 			return nil, nil, err
@@ -161,14 +161,14 @@ func crystalSimilarity(ctx context.Context, cmd *cli.Command, p crystal.Profile,
 		for _, it := range items {
 			refs = append(refs, it.ReferenceSteps...)
 		}
-		cache := embed.NewCache()
+		cache := embedder.NewCache()
 		n, err := cache.Warm(ctx, m, refs)
 		if err != nil {
 			m.Close()
 			return nil, nil, err
 		}
 		fmt.Fprintf(cmd.Root().ErrWriter, "crystal: embedded %d distinct reference steps with %s\n", n, m.Name())
-		return embed.Cosine{Embedder: m, Cache: cache}, func() { m.Close() }, nil
+		return embedder.Cosine{Embedder: m, Cache: cache}, func() { m.Close() }, nil
 	default:
 		return nil, nil, fmt.Errorf("--embedder %q: want lexical or onnx", e)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 )
 
 // onnxMissing skips, or fails under EVIDENT_REQUIRE_ALL=1, like the embed
@@ -24,8 +24,8 @@ func onnxMissing(t *testing.T, msg string) {
 }
 
 func TestCrystalScoreONNX(t *testing.T) {
-	if os.Getenv(embed.LibraryEnv) == "" {
-		onnxMissing(t, embed.LibraryEnv+" is not set")
+	if os.Getenv(embedder.LibraryEnv) == "" {
+		onnxMissing(t, embedder.LibraryEnv+" is not set")
 	}
 	py := ""
 	for _, p := range []string{"/usr/bin/python3", "python3"} {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 	"evident/crystal/report"
 )
 
@@ -132,7 +132,7 @@ func TestCrystalScoreFiles(t *testing.T) {
 			}
 		})
 	}
-	if !embed.ONNXSupported() {
+	if !embedder.ONNXSupported() {
 		t.Run("onnx in a build without the tag says how to get it", func(t *testing.T) {
 			_, errOut, code := crystalRun(t, "score", "--demo", "--embedder", "onnx", "--model-dir", dir)
 			if code != 2 || !strings.Contains(errOut, "-tags onnx") {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"evident/crystal"
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 )
 
 // fakeEmbedder gives every text a fixed pseudo-random vector seeded by its
@@ -87,7 +87,7 @@ func benchSet() ([]crystal.Item, map[string]crystal.Reply) {
 // BenchmarkScore6372 scores the 6,372-item synthetic set once per iteration:
 // with the lexical similarity, and with the cosine of 768-dimensional vectors
 // (all-distilroberta-v1's size) that are already embedded — reference steps
-// from an embed.Cache, predicted steps from a precomputed table — so only
+// from an embedder.Cache, predicted steps from a precomputed table — so only
 // scoring is timed.
 func BenchmarkScore6372(b *testing.B) {
 	items, preds := benchSet()
@@ -104,7 +104,7 @@ func BenchmarkScore6372(b *testing.B) {
 	for k, t := range texts {
 		table.vecs[t] = all[k]
 	}
-	cache := embed.NewCache()
+	cache := embedder.NewCache()
 	for _, it := range items {
 		if _, err := cache.Warm(ctx, table, it.ReferenceSteps); err != nil {
 			b.Fatal(err)
@@ -113,10 +113,10 @@ func BenchmarkScore6372(b *testing.B) {
 
 	for _, c := range []struct {
 		name string
-		sim  embed.Similarity
+		sim  embedder.Similarity
 	}{
 		{"lexical", crystal.LexicalFor(crystal.ProfileSeed)},
-		{"cached-cosine-768", embed.Cosine{Embedder: table, Cache: cache}},
+		{"cached-cosine-768", embedder.Cosine{Embedder: table, Cache: cache}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			start := time.Now()

@@ -5,7 +5,7 @@
 // F1", "Answer correctness").
 //
 // It owns I/O and presentation only: every score comes from crystal.Evaluate,
-// every similarity from the embed.Similarity the caller passes in
+// every similarity from the embedder.Similarity the caller passes in
 // crystal.Config. Every rendering names the profile and the similarity used;
 // when it is the model-free lexical word overlap the text table says so and
 // that its numbers are not comparable with the paper's embedding scores.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"evident/crystal"
-	"evident/crystal/embed"
+	"evident/crystal/embedder"
 )
 
 var (
@@ -26,7 +26,7 @@ var (
 	}
 )
 
-func score(t *testing.T, p crystal.Profile, sim embed.Similarity) Table {
+func score(t *testing.T, p crystal.Profile, sim embedder.Similarity) Table {
 	t.Helper()
 	tab, err := Score(context.Background(), testItems, testRuns, crystal.Config{Profile: p, Similarity: sim})
 	if err != nil {
@@ -59,7 +59,7 @@ func TestTable(t *testing.T) {
 		})
 	}
 	t.Run("an embedding similarity is named and not called lexical", func(t *testing.T) {
-		tab := score(t, crystal.ProfilePaper, embed.Cosine{Embedder: fakeEmbedder{dim: 8}})
+		tab := score(t, crystal.ProfilePaper, embedder.Cosine{Embedder: fakeEmbedder{dim: 8}})
 		var b strings.Builder
 		if err := tab.WriteText(&b); err != nil {
 			t.Fatal(err)
@@ -69,7 +69,7 @@ func TestTable(t *testing.T) {
 		}
 	})
 	t.Run("the Kendall order names its column", func(t *testing.T) {
-		tab, err := Score(context.Background(), testItems, testRuns, crystal.Config{Similarity: embed.Lexical{}, Order: crystal.OrderKendall})
+		tab, err := Score(context.Background(), testItems, testRuns, crystal.Config{Similarity: embedder.Lexical{}, Order: crystal.OrderKendall})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestSummary(t *testing.T) {
 		}
 	})
 	t.Run("no runs still describe the settings", func(t *testing.T) {
-		tab, err := Score(context.Background(), testItems, nil, crystal.Config{Similarity: embed.Lexical{}})
+		tab, err := Score(context.Background(), testItems, nil, crystal.Config{Similarity: embedder.Lexical{}})
 		if err != nil || tab.Items != 2 || tab.Similarity != "lexical" || len(tab.Rows) != 0 {
 			t.Errorf("%+v, %v", tab, err)
 		}

@@ -1,6 +1,6 @@
 //go:build onnx
 
-package embed
+package embedder
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // from .ci/onnx-setup.sh:
 //
 //	eval "$(bash .ci/onnx-setup.sh | tail -n 1)"
-//	go test -tags onnx ./crystal/embed/
+//	go test -tags onnx ./crystal/embedder/
 //
 // Without them the tests skip, or fail when EVIDENT_REQUIRE_ALL=1.
 

@@ -1,6 +1,6 @@
 //go:build !onnx
 
-package embed
+package embedder
 
 import (
 	"errors"

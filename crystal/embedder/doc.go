@@ -1,4 +1,4 @@
-// Package embed owns how CRYSTAL compares one reasoning step with another:
+// Package embedder owns how CRYSTAL compares one reasoning step with another:
 // the Embedder interface (texts → vectors), the Similarity interface (two step
 // lists → a similarity matrix), the Cosine adapter from the first to the
 // second, the model-free Lexical similarity, the Cache of reference-step
@@ -52,4 +52,4 @@
 //     else the first).
 //   - ONNX Runtime is one per process: the first embedder loads it, the last
 //     Close unloads it; a second library path meanwhile is an error.
-package embed
+package embedder
