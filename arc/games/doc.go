@@ -80,6 +80,18 @@
 //     judged on Config.Now at every request. Closing forgets the scorecard
 //     and its plays, as the toolkit's server does, so later commands get
 //     the "game … not found" answer and GET/close get 404.
+//   - Bounds (issue 15; the official server bounds them by its rate limit
+//     and expiry only): at most Config.MaxScorecards open scorecards
+//     (DefaultMaxScorecards, 256; opening one more closes the one idle
+//     longest), Config.MaxPlays plays per scorecard (DefaultMaxPlays, 64; a
+//     RESET without guid beyond it forgets the scorecard's play idle
+//     longest, its guid then "not found") and Config.MaxRuns runs per game
+//     of a scorecard (DefaultMaxRuns, 256; beyond it the oldest run that is
+//     neither the best nor a live play's current one is forgotten, so the
+//     environment's score stays its best run's, while its sums of actions
+//     and resets then cover the kept runs only). The rate limiter forgets
+//     keys idle for a minute once it tracks 1,024. Stats counts what is
+//     held (Scorecards, Plays, Runs).
 //   - Not done: scorecards are not tied to the API key that opened them,
 //     and competition mode is not served.
 //   - Rate limit: Config.RateLimit requests per minute per API key over a

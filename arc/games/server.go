@@ -46,8 +46,20 @@ const (
 	// DefaultFPS is every game's EnvironmentInfo default_fps (the
 	// toolkit's own default, models.py).
 	DefaultFPS = 5
+	// DefaultMaxScorecards bounds the open scorecards of a server when
+	// Config.MaxScorecards is 0.
+	DefaultMaxScorecards = 256
+	// DefaultMaxPlays bounds the plays (guids) of one scorecard when
+	// Config.MaxPlays is 0.
+	DefaultMaxPlays = 64
+	// DefaultMaxRuns bounds the runs one scorecard keeps of one game when
+	// Config.MaxRuns is 0.
+	DefaultMaxRuns = 256
 	// maxBody bounds a request body, in bytes.
 	maxBody = 1 << 20
+	// maxRateKeys is how many API keys the rate limiter tracks before it
+	// forgets those without a request in the last minute.
+	maxRateKeys = 1024
 )
 
 // Config configures a Server.
@@ -69,6 +81,22 @@ type Config struct {
 	// ScorecardMaxOpen closes a scorecard this long after it was opened;
 	// 0 means DefaultScorecardMaxOpen.
 	ScorecardMaxOpen time.Duration
+	// MaxScorecards bounds the open scorecards; opening one more closes
+	// the one idle longest first (as if it had expired). 0 means
+	// DefaultMaxScorecards. The official server has no such count; its
+	// rate limit and idle expiry bound it.
+	MaxScorecards int
+	// MaxPlays bounds the plays (guids) of one scorecard; a RESET without
+	// guid beyond it forgets the scorecard's play idle longest, whose guid
+	// then answers "game … not found". Its runs stay on the scorecard. 0
+	// means DefaultMaxPlays.
+	MaxPlays int
+	// MaxRuns bounds the runs one scorecard keeps of one game (every full
+	// RESET starts a run); beyond it the oldest run that is neither the
+	// best (the environment's score) nor the current run of a play is
+	// forgotten. 0 means DefaultMaxRuns; it is raised to MaxPlays+2 when
+	// smaller, so that a run can always be forgotten.
+	MaxRuns int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -80,6 +108,11 @@ type Stats struct {
 	// Resets and Actions are the RESET and ACTION1..7 commands the games
 	// executed (rejected commands are not counted).
 	Resets, Actions int
+	// Scorecards, Plays and Runs are what the server holds now: open
+	// scorecards, live plays (guids) and runs kept on the scorecards, all
+	// games together. Each is bounded (Config.MaxScorecards, MaxPlays per
+	// scorecard, MaxRuns per game of a scorecard).
+	Scorecards, Plays, Runs int
 }
 
 // Server is the local game server: an http.Handler speaking the ARC-AGI-3
@@ -110,6 +143,7 @@ type play struct {
 	state           string
 	acted           bool // an action was taken since the level started
 	lv              Level
+	last            time.Time // the last command
 }
 
 // NewServer returns a server for cfg.
@@ -126,6 +160,16 @@ func NewServer(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.MaxScorecards <= 0 {
+		cfg.MaxScorecards = DefaultMaxScorecards
+	}
+	if cfg.MaxPlays <= 0 {
+		cfg.MaxPlays = DefaultMaxPlays
+	}
+	if cfg.MaxRuns <= 0 {
+		cfg.MaxRuns = DefaultMaxRuns
+	}
+	cfg.MaxRuns = max(cfg.MaxRuns, cfg.MaxPlays+2)
 	s := &Server{cfg: cfg, games: map[string]*Game{}, order: cfg.Games,
 		cards: map[string]*card{}, plays: map[string]*play{}, window: map[string][]time.Time{}}
 	for _, g := range cfg.Games {
@@ -156,7 +200,14 @@ func NewServer(cfg Config) *Server {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stats
+	st := s.stats
+	st.Scorecards, st.Plays = len(s.cards), len(s.plays)
+	for _, c := range s.cards {
+		for _, sc := range c.games {
+			st.Runs += len(sc.Runs)
+		}
+	}
+	return st
 }
 
 // ServeHTTP checks the API key (except for the healthcheck and the
@@ -193,6 +244,13 @@ func (s *Server) limit(key string) int {
 		return 0
 	}
 	now := s.cfg.Now()
+	if len(s.window) >= maxRateKeys {
+		for k, w := range s.window {
+			if len(w) == 0 || now.Sub(w[len(w)-1]) >= time.Minute {
+				delete(s.window, k)
+			}
+		}
+	}
 	win := s.window[key]
 	for len(win) > 0 && now.Sub(win[0]) >= time.Minute {
 		win = win[1:]
@@ -314,6 +372,9 @@ func (s *Server) handleOpen(w http.ResponseWriter, r *http.Request) {
 	if !contains(c.tags, "human") && !contains(c.tags, "agent") {
 		c.tags = append(c.tags, "agent")
 	}
+	for len(s.cards) >= s.cfg.MaxScorecards {
+		s.drop(s.idlest())
+	}
 	s.cards[c.id] = c
 	writeJSON(w, api.OpenScorecardResponse{CardID: c.id})
 }
@@ -336,6 +397,66 @@ func (s *Server) expire() {
 		if now.Sub(c.last) >= s.cfg.ScorecardIdle || now.Sub(c.opened) >= s.cfg.ScorecardMaxOpen {
 			s.drop(id)
 		}
+	}
+}
+
+// idlest is the id of the open scorecard idle longest (ties: the oldest
+// id). s.mu must be held and a card open.
+func (s *Server) idlest() string {
+	var best *card
+	for _, c := range s.cards {
+		if best == nil || c.last.Before(best.last) || (c.last.Equal(best.last) && c.id < best.id) {
+			best = c
+		}
+	}
+	return best.id
+}
+
+// admit makes room for one more play on c: beyond MaxPlays it forgets c's
+// play idle longest (ties: the oldest guid). s.mu must be held.
+func (s *Server) admit(c *card) {
+	for {
+		var n int
+		var idle *play
+		for _, p := range s.plays {
+			if p.card != c {
+				continue
+			}
+			n++
+			if idle == nil || p.last.Before(idle.last) || (p.last.Equal(idle.last) && p.guid < idle.guid) {
+				idle = p
+			}
+		}
+		if n < s.cfg.MaxPlays {
+			return
+		}
+		delete(s.plays, idle.guid)
+	}
+}
+
+// trim keeps at most MaxRuns runs of sc (game g of card c): it forgets the
+// oldest run that is neither sc.Best() nor the latest run of a live play.
+// s.mu must be held.
+func (s *Server) trim(c *card, sc *score.Card) {
+	for len(sc.Runs) > s.cfg.MaxRuns {
+		keep := map[int]bool{sc.Best(): true}
+		live := map[string]bool{}
+		for _, p := range s.plays {
+			if p.card == c {
+				live[p.guid] = true
+			}
+		}
+		for i := len(sc.Runs) - 1; i >= 0; i-- {
+			if g := sc.Runs[i].GUID; live[g] {
+				keep[i] = true
+				delete(live, g)
+			}
+		}
+		i := 0
+		for keep[i] {
+			i++
+		}
+		sc.Runs = append(sc.Runs[:i], sc.Runs[i+1:]...)
 	}
 }
 
@@ -464,6 +585,7 @@ func (s *Server) reset(req cmdRequest) (*api.FrameResponse, int, string, string)
 		if c == nil || g == nil {
 			return notFound(req.GameID)
 		}
+		s.admit(c)
 		p = &play{guid: s.newID("guid"), game: g, card: c}
 		s.plays[p.guid] = p
 		p.restart(s.cfg.Seed, 1)
@@ -493,8 +615,11 @@ func (s *Server) reset(req cmdRequest) (*api.FrameResponse, int, string, string)
 // record updates the play's scorecard with a response.
 func (s *Server) record(p *play, resp *api.FrameResponse) {
 	p.card.last = s.cfg.Now()
-	p.card.game(p.game).Update(score.Update{GUID: p.guid, Action: resp.ActionInput.ID, FullReset: resp.FullReset,
+	p.last = p.card.last
+	sc := p.card.game(p.game)
+	sc.Update(score.Update{GUID: p.guid, Action: resp.ActionInput.ID, FullReset: resp.FullReset,
 		State: resp.State, LevelsCompleted: resp.LevelsCompleted})
+	s.trim(p.card, sc)
 }
 
 // restart starts level afresh.
