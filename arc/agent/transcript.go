@@ -346,3 +346,5 @@ func readLine(br *bufio.Reader) (line []byte, complete bool, err error) {
 		}
 	}
 }
+
+func jsonMarshal(v any) (json.RawMessage, error) { return json.Marshal(v) }

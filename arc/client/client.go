@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"evident/arc/agent/policy"
 	"evident/arc/api"
 	"evident/arc/session"
 	"evident/internal/backoff"
@@ -125,7 +126,20 @@ type MoveOptions struct {
 	// Force sends a RESET before the attempt's first action, which the
 	// client otherwise refuses (ErrResetBeforeAction).
 	Force bool
+	// Via says who sends the command, for the agent-run policy
+	// (evident/arc/agent/policy; issue 11 item 3): ViaDirect ("", the
+	// command line's move), ViaPlanExec (the plan executor, after its
+	// prediction) or ViaController (the agent controller's RESET). Without
+	// WORKSPACE/agent/policy.json it changes nothing.
+	Via string
 }
+
+// Who sends a command (MoveOptions.Via).
+const (
+	ViaDirect     = policy.ViaDirect
+	ViaPlanExec   = policy.ViaPlanExec
+	ViaController = policy.ViaController
+)
 
 // Client is the game client of one workspace (spec arc.md "Session
 // recording", "The real game"). Every command runs in its own call, in
@@ -528,6 +542,7 @@ func (h *Held) MoveWith(ctx context.Context, act session.Action, mo MoveOptions)
 	} else if pos.Dir != "" && pos.Step == 0 && !mo.Force {
 		return nil, &RuleError{Msg: MsgResetBeforeAction, Err: ErrResetBeforeAction}
 	}
+	levelN := 0
 	if pos.Dir != "" {
 		n, err := levelActions(pos)
 		if err != nil {
@@ -536,6 +551,14 @@ func (h *Held) MoveWith(ctx context.Context, act session.Action, mo MoveOptions)
 		if n >= MaxLevelActions {
 			return nil, &RuleError{Msg: fmt.Sprintf(msgLevelActionLimitFmt, n, pos.Level, MaxLevelActions), Err: ErrLevelActionLimit}
 		}
+		levelN = n
+	}
+	// The agent-run policy (agent/policy.json, written by the agent
+	// controller): RESET only by the controller, direct moves within the
+	// exploration budget, the run's cap per level; refusals go to the
+	// run's transcript. Without the file nothing changes.
+	if err := policy.Check(c.ws, policy.Command{Action: act.Name, Text: act.String(), Via: mo.Via, Level: pos.Level, LevelActions: levelN}, c.opts.Now); err != nil {
+		return nil, err
 	}
 	if w := IdleWarning(st, now); w != "" {
 		c.warn("%s", w)

@@ -326,7 +326,9 @@ func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []sessi
 		} else {
 			r.printf("running %s\n", a)
 		}
-		mv, err := h.Move(ctx, a, nil)
+		// Via plan-exec: the agent-run policy (evident/arc/agent/policy)
+		// lets predicted actions through and counts direct moves only.
+		mv, err := h.MoveWith(ctx, a, client.MoveOptions{Via: client.ViaPlanExec})
 		if err != nil {
 			return res, err
 		}
