@@ -56,6 +56,14 @@
 //	                             verdict with its rule, steps side by side with the pairs linked
 //	GET  /crystal/{run}/items/{id}/image    the item's image, from this origin
 //	GET  /crystal/{run}/table.txt, table.json, items.jsonl  crystal/report's renderings
+//	GET  /arc                    ARC agent runs: the workspaces of the --arc folder (see "ARC")
+//	GET  /arc/{run}              the RHAE table, levels and attempts, transcript counts, the stop
+//	GET  /arc/{run}/attempts/{attempt}  steps with action, frame and intermediate strip (page, step)
+//	GET  /arc/{run}/frames/{attempt}/{file}.png  a session frame: the recorded PNG, else the .txt drawn
+//	GET  /arc/{run}/transcript   agent/transcript.jsonl in file order (kind, page, iteration)
+//	GET  /arc/{run}/snapshots    the snapshot entries, checked against the workspace's git tags (page)
+//	GET  /arc/{run}/mismatches   mismatch_frames/N/ folders with their pictures (page)
+//	GET  /arc/{run}/mismatches/{n}/{file}  simulated_frame.png|.txt, mismatch_region.png, mismatch_as_magneta.png
 //	GET  /login, POST /login     only when a token is set
 //	POST /logout
 //	GET  /static/...             embedded CSS and script
@@ -174,4 +182,63 @@
 //     taken by a pair with a higher similarity.
 //   - The CRYSTAL pages are in English (the benchmark's language); the
 //     layout, navigation and safety layers are the site's.
+//
+// # ARC
+//
+// The ARC view (issue 11 item 6; spec arc.md "The agent loop", "The
+// controller, exactly") shows agent runs of ARC-AGI-3 games for audit. It
+// decides nothing: the RHAE table is evident/arc/score's (SessionUpdates,
+// Replay, Environment: what `evident arc score` prints), frames are the
+// recorded PNGs or evident/arc/frame's drawing of the recorded .txt, the
+// transcript is evident/arc/agent's Entry, the session layout
+// evident/arc/session's names and metadata parser. The pages are in English.
+//
+//   - Options.ARC (evident serve --arc DIR) is an agent workspace (a folder
+//     holding client/session, agent/transcript.jsonl or
+//     evident_workspace.json), shown as one run named after the folder, or
+//     a folder whose subfolders are workspaces, one run each; other
+//     subfolders and hidden names are left out. The folder must exist when
+//     the server starts.
+//   - Every file is opened through an os.Root of the folder, opened again
+//     for each request's run: no name in a URL reaches outside the run,
+//     whether by "..", an encoded slash or a symbolic link (a link inside
+//     the run that leads out of it is refused like a missing file). Run
+//     names are single path elements; attempt, frame and mismatch names
+//     must match the session layout's patterns exactly.
+//   - Nothing loads a whole run: an attempt page reads the attempt folder's
+//     names and the metadata of its 50 steps; frames are separate image
+//     requests (lazy-loaded). The transcript is streamed line by line (a
+//     line over agent.MaxTranscriptLine is shown as an error, not kept); a
+//     page keeps 50 entries, each text field cut at 64 KiB with the number
+//     of bytes left out. Snapshots page by 100, mismatch folders by 20, runs
+//     by 100. ?page=last opens the last page; ?step=K the page of step K;
+//     ?iteration=N answers 303 to the page of that iteration's first entry.
+//   - The RHAE is computed from the metadata files only (never the frames):
+//     each attempt's initial metadata and its steps', with a step that lacks
+//     its final frame right after a GAME_OVER step left out as
+//     session.ReadAttempt leaves it out; that is everything
+//     score.SessionUpdates reads. It is recomputed on each view of the run
+//     (a run in progress grows). Baselines are the built-in game's
+//     (client/client_state.json names the game); for any other game the
+//     table shows arc/score's "not available" message and 0, as `evident arc
+//     score` without --baseline refuses to guess.
+//   - Transcript entries are shown by kind; a kind outside the contract, and
+//     a line that is not an entry, are shown raw (the final partial line of
+//     a transcript being written is left out, as agent.ParseTranscript does).
+//     An agent_event shows the text of Codex `exec --json` items
+//     (agent_message, reasoning, command_execution command and output) and
+//     of Claude Code stream-json messages (text, tool use, result) above the
+//     indented event; other events show as JSON only.
+//   - Git snapshots are the transcript's snapshot entries. The workspace's
+//     .git is read, not run (its config is not trusted): each tag is looked
+//     up in .git/refs/tags and .git/packed-refs and marked "same commit" or
+//     "now <commit>".
+//   - Mismatch folders are shown as numbered; which step a folder belongs to
+//     is not recorded in it (the verifier's report, in the transcript's
+//     agent events, names it). The region and magenta views need the real
+//     frame and are served only as recorded; the simulated frame is drawn
+//     from its .txt when its PNG is missing.
+//   - Images are served from this origin with Content-Type image/png and
+//     only when they start with the PNG signature; recorded PNGs are capped
+//     at 16 MiB, metadata at 1 MiB, the client state at 16 MiB.
 package web

@@ -50,6 +50,10 @@ type Options struct {
 	// Now is the clock for sessions and the login limit; nil means
 	// time.Now.
 	Now func() time.Time
+	// ARC is the folder of the ARC view (package doc, "ARC"): an agent
+	// workspace, or a folder whose subfolders are workspaces; "" serves the
+	// view without runs.
+	ARC string
 }
 
 // Server is the screen. It is an http.Handler; create it with New.
@@ -64,6 +68,9 @@ type Server struct {
 	auth  *sessions
 
 	crystal *crystalRuns // CRYSTAL score runs: the demo and this lifetime's uploads
+
+	arc      *arcSource                    // the ARC view's folder; nil without Options.ARC
+	arcPages map[string]*template.Template // the ARC view's pages (arc.go)
 
 	cacheMu sync.Mutex
 	loadMu  sync.Mutex
@@ -137,6 +144,9 @@ func New(db *store.DB, o Options) (*Server, error) {
 	m.HandleFunc("GET /login", s.loginForm)
 	m.HandleFunc("POST /login", s.login)
 	m.HandleFunc("POST /logout", s.logout)
+	if err := s.arcSetup(m); err != nil {
+		return nil, err
+	}
 	s.mux = m
 	return s, nil
 }
