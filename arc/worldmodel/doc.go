@@ -72,6 +72,25 @@
 //     call is cancelled (Thread.Cancel) when its context is done, so the
 //     caller's whole-run time limit (verify's 180 s) stops even a model stuck
 //     in one call; the error then wraps context.DeadlineExceeded.
+//   - Memory (issue 15): while a call runs, a watchdog samples the heap
+//     every 10 ms (runtime/metrics) and cancels the call when it has grown
+//     more than StarlarkOptions.MemoryLimit (DefaultMemoryLimit, 1 GiB)
+//     above its size at load: ErrMemoryLimit, "world_model_engine made the
+//     heap grow by more than 1 GiB". go.starlark.net counts no
+//     allocations, so one operation is not interrupted: the heap may
+//     overshoot by about one operation's result (x + x: the size of x;
+//     repetition is capped by go.starlark.net at 2^30 elements, 16 GiB of
+//     list at worst — a hole this bound does not close).
+//   - Built-ins whose cost go.starlark.net does not count: str, repr,
+//     print and fail are replaced by versions that write the same text
+//     but charge one step per value (cycles found by a set, so a value
+//     nested a million deep prints in linear time) and stop at any limit.
+//     State keys visit at most 2^24 values. For the rest ("%s" % v,
+//     "{}".format(v), hashing a tuple that shares itself) every call runs
+//     on a goroutine of its own: a call cancelled by a limit that does not
+//     stop within 5 s of it is abandoned — the caller gets the limit's
+//     error wrapping ErrAbandoned and the model refuses further calls
+//     (the stuck built-in runs on until it returns; the commands exit).
 //
 // # Built-ins
 //

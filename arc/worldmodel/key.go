@@ -18,6 +18,12 @@ var keySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 // maxKeyDepth bounds nesting, which also stops a list that contains itself.
 const maxKeyDepth = 200
 
+// maxKeyValues bounds the values one key visits, counting a value shared by
+// several containers once per container, so that a state of a few hundred
+// tuples nested to share each other ((t, t) forty times) is an error and
+// not 2^40 steps.
+const maxKeyValues = 1 << 24
+
 // ValueKey returns the StateKey of a Starlark value: a hash of its canonical
 // encoding, in which dict entries and set elements are sorted so that two
 // equal dicts built in different orders have one key. Tuples and lists
@@ -25,7 +31,8 @@ const maxKeyDepth = 200
 // Supported: None, bool, int, float, string, bytes, tuple, list, dict, set
 // and grid; anything else (functions, say) is an error.
 func ValueKey(v starlark.Value) (StateKey, error) {
-	buf, err := appendCanon(nil, v, 0)
+	budget := maxKeyValues
+	buf, err := appendCanon(nil, v, 0, &budget)
 	if err != nil {
 		return StateKey{}, err
 	}
@@ -37,9 +44,12 @@ func appendLen(b []byte, tag byte, n int) []byte {
 	return binary.AppendUvarint(b, uint64(n))
 }
 
-func appendCanon(b []byte, v starlark.Value, depth int) ([]byte, error) {
+func appendCanon(b []byte, v starlark.Value, depth int, budget *int) ([]byte, error) {
 	if depth > maxKeyDepth {
 		return nil, fmt.Errorf("state nested deeper than %d levels (or contains itself)", maxKeyDepth)
+	}
+	if *budget--; *budget < 0 {
+		return nil, fmt.Errorf("state too large to key: more than %d values (shared values count once per container)", maxKeyValues)
 	}
 	switch v := v.(type) {
 	case starlark.NoneType:
@@ -71,7 +81,7 @@ func appendCanon(b []byte, v starlark.Value, depth int) ([]byte, error) {
 		b = appendLen(b, 't', len(v))
 		for _, e := range v {
 			var err error
-			if b, err = appendCanon(b, e, depth+1); err != nil {
+			if b, err = appendCanon(b, e, depth+1, budget); err != nil {
 				return nil, err
 			}
 		}
@@ -80,7 +90,7 @@ func appendCanon(b []byte, v starlark.Value, depth int) ([]byte, error) {
 		b = appendLen(b, 'l', v.Len())
 		for i := 0; i < v.Len(); i++ {
 			var err error
-			if b, err = appendCanon(b, v.Index(i), depth+1); err != nil {
+			if b, err = appendCanon(b, v.Index(i), depth+1, budget); err != nil {
 				return nil, err
 			}
 		}
@@ -89,14 +99,14 @@ func appendCanon(b []byte, v starlark.Value, depth int) ([]byte, error) {
 		items := v.Items()
 		parts := make([][]byte, len(items))
 		for i, kv := range items {
-			k, err := appendCanon(nil, kv[0], depth+1)
+			k, err := appendCanon(nil, kv[0], depth+1, budget)
 			if err != nil {
 				return nil, err
 			}
 			// Length-prefix the key so that key‖value splits one way only.
 			p := appendLen(nil, 'k', len(k))
 			p = append(p, k...)
-			if p, err = appendCanon(p, kv[1], depth+1); err != nil {
+			if p, err = appendCanon(p, kv[1], depth+1, budget); err != nil {
 				return nil, err
 			}
 			parts[i] = p
@@ -108,7 +118,7 @@ func appendCanon(b []byte, v starlark.Value, depth int) ([]byte, error) {
 		defer it.Done()
 		var e starlark.Value
 		for it.Next(&e) {
-			p, err := appendCanon(nil, e, depth+1)
+			p, err := appendCanon(nil, e, depth+1, budget)
 			if err != nil {
 				return nil, err
 			}

@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	starjson "go.starlark.net/lib/json"
 	"go.starlark.net/starlark"
@@ -46,6 +49,15 @@ type StarlarkOptions struct {
 	// Print receives the output of the model's print() calls, one line
 	// each; nil discards it.
 	Print io.Writer
+	// MemoryLimit bounds, in bytes, how much the process heap may grow
+	// above its size when the model was loaded while a call runs: the live
+	// objects the last collection found, or all objects (garbage included)
+	// past twice the limit, sampled every 10 ms. Past it the call stops
+	// with ErrMemoryLimit. One Starlark operation is not interrupted, so
+	// the heap may overshoot by about one operation's result (x + x: the
+	// size of x). 0 means DefaultMemoryLimit (1 GiB); a negative value
+	// means no limit.
+	MemoryLimit int64
 }
 
 // fileOptions are the Starlark dialect of world-model files: while loops,
@@ -72,9 +84,23 @@ type Starlark struct {
 	actions    map[string]starlark.Value
 
 	// The call in progress (set by guard).
-	ctx     context.Context
-	fn      string
-	stepHit bool
+	ctx      context.Context
+	fn       string
+	stepHit  bool
+	curLimit uint64
+
+	memLimit, heapBase int64
+	grace              time.Duration
+	// stopped is set when a limit (time or memory) cancelled the call in
+	// progress; memHit when it was the memory limit. callMu orders the
+	// watchdog's cancel against the end of its call.
+	stopped, memHit atomic.Bool
+	callMu          sync.Mutex
+	callSeq         uint64
+	// dead is set once a call was abandoned (ErrAbandoned).
+	dead error
+	// printMu guards Print against an abandoned call still printing.
+	printMu sync.Mutex
 }
 
 var _ Model = (*Starlark)(nil)
@@ -116,6 +142,12 @@ func LoadStarlark(ctx context.Context, opts StarlarkOptions) (*Starlark, error) 
 	if m.planSteps == 0 {
 		m.planSteps = DefaultPlanSteps
 	}
+	m.memLimit = opts.MemoryLimit
+	if m.memLimit == 0 {
+		m.memLimit = DefaultMemoryLimit
+	}
+	m.grace = abandonGraceMillis * time.Millisecond
+	m.heapBase, _ = heapBytes()
 	m.thread = &starlark.Thread{
 		Name: "worldmodel",
 		Load: m.load,
@@ -125,7 +157,13 @@ func LoadStarlark(ctx context.Context, opts StarlarkOptions) (*Starlark, error) 
 		},
 	}
 	if w := opts.Print; w != nil {
-		m.thread.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(w, msg) }
+		m.thread.Print = func(_ *starlark.Thread, msg string) {
+			m.printMu.Lock()
+			defer m.printMu.Unlock()
+			if m.dead == nil {
+				fmt.Fprintln(w, msg)
+			}
+		}
 	} else {
 		m.thread.Print = func(*starlark.Thread, string) {}
 	}
@@ -137,6 +175,12 @@ func LoadStarlark(ctx context.Context, opts StarlarkOptions) (*Starlark, error) 
 		"grid_from_rows":          starlark.NewBuiltin("grid_from_rows", builtinGridFromRows),
 		"load_initial_full_frame": starlark.NewBuiltin("load_initial_full_frame", m.builtinLoadFullFrame),
 		"bfs":                     starlark.NewBuiltin("bfs", m.builtinBFS),
+		// Starlark's own str, repr, print and fail, whose cost is not
+		// counted in steps, replaced by versions that count it.
+		"str":   starlark.NewBuiltin("str", m.builtinStr),
+		"repr":  starlark.NewBuiltin("repr", m.builtinRepr),
+		"print": starlark.NewBuiltin("print", m.builtinPrint),
+		"fail":  starlark.NewBuiltin("fail", m.builtinFail),
 	}
 	m.predeclared.Freeze()
 
@@ -252,19 +296,24 @@ func (m *Starlark) exec(name string) (starlark.StringDict, error) {
 
 // execTop runs a file's top-level code as one guarded call.
 func (m *Starlark) execTop(ctx context.Context, name string) (starlark.StringDict, error) {
-	var g starlark.StringDict
-	err := m.guard(ctx, name, m.callSteps, func() (err error) {
-		g, err = m.exec(name)
-		return err
-	})
+	v, err := m.guard(ctx, name, m.callSteps, func() (any, error) { return m.exec(name) })
+	g, _ := v.(starlark.StringDict)
 	return g, err
 }
 
 // guard runs body as one model call: it resets the step counter to limit,
-// cancels the thread when ctx is done, and turns failures into *CallError.
-func (m *Starlark) guard(ctx context.Context, fn string, limit uint64, body func() error) error {
+// cancels the thread when ctx is done or the heap grows past the memory
+// limit, and turns failures into *CallError. body runs on a goroutine of
+// its own: when a cancelled call does not stop within the grace period
+// (it is inside a built-in that does not look at cancellation), guard
+// returns without it and the model is unusable (ErrAbandoned), so no
+// built-in outlives the caller's time limit.
+func (m *Starlark) guard(ctx context.Context, fn string, limit uint64, body func() (any, error)) (any, error) {
+	if m.dead != nil {
+		return nil, &CallError{Func: fn, Err: m.dead}
+	}
 	if err := ctx.Err(); err != nil {
-		return &CallError{Func: fn, Err: err}
+		return nil, &CallError{Func: fn, Err: err}
 	}
 	t := m.thread
 	t.Uncancel()
@@ -273,19 +322,83 @@ func (m *Starlark) guard(ctx context.Context, fn string, limit uint64, body func
 		limit = math.MaxUint64
 	}
 	t.SetMaxExecutionSteps(limit)
-	m.ctx, m.fn, m.stepHit = ctx, fn, false
-	done := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		t.Cancel("time limit reached")
-		close(done)
-	})
-	err := body()
-	if !stop() {
-		<-done // the cancel ran or is running: let it finish before the next call
+	m.ctx, m.fn, m.stepHit, m.curLimit = ctx, fn, false, limit
+	m.stopped.Store(false)
+	m.memHit.Store(false)
+	m.callMu.Lock()
+	m.callSeq++
+	seq := m.callSeq
+	m.callMu.Unlock()
+
+	wake := make(chan struct{})
+	var wakeOnce sync.Once
+	cancel := func(reason string, mem bool) {
+		m.callMu.Lock()
+		defer m.callMu.Unlock()
+		if m.callSeq != seq {
+			return // that call is over
+		}
+		if mem {
+			m.memHit.Store(true)
+		}
+		m.stopped.Store(true)
+		t.Cancel(reason)
+		wakeOnce.Do(func() { close(wake) })
 	}
-	m.ctx, m.fn = nil, ""
+	stop := context.AfterFunc(ctx, func() { cancel("time limit reached", false) })
+	var watch *time.Timer
+	if m.memLimit > 0 {
+		check := func() {
+			if overMemory(m.heapBase, m.memLimit) {
+				cancel(fmt.Sprintf("memory limit of %s reached", fmtBytes(m.memLimit)), true)
+				return
+			}
+			m.callMu.Lock()
+			if m.callSeq == seq {
+				watch.Reset(memPollMillis * time.Millisecond)
+			}
+			m.callMu.Unlock()
+		}
+		m.callMu.Lock()
+		watch = time.AfterFunc(memPollMillis*time.Millisecond, check)
+		m.callMu.Unlock()
+	}
+	type outcome struct {
+		v   any
+		err error
+	}
+	result := make(chan outcome, 1)
+	go func() {
+		v, err := body()
+		result <- outcome{v, err}
+	}()
+	var out outcome
+	select {
+	case out = <-result:
+	case <-wake:
+		select {
+		case out = <-result:
+		case <-time.After(m.grace):
+			m.printMu.Lock()
+			m.dead = fmt.Errorf("%w: %s did not stop within %s of being cancelled", ErrAbandoned, fn, m.grace)
+			m.printMu.Unlock()
+			out.err = m.dead
+		}
+	}
+	err := out.err
+	m.callMu.Lock()
+	m.callSeq++ // late cancels of this call are ignored from here on
+	if watch != nil {
+		watch.Stop()
+	}
+	m.callMu.Unlock()
+	stop()
+	memHit := m.memHit.Load()
+	if m.dead == nil {
+		m.ctx, m.fn = nil, ""
+	}
 	if err == nil {
-		return nil
+		return out.v, nil
 	}
 	ce := &CallError{Func: fn, Err: err}
 	var ee *starlark.EvalError
@@ -294,20 +407,22 @@ func (m *Starlark) guard(ctx context.Context, fn string, limit uint64, body func
 	}
 	switch {
 	case ctx.Err() != nil:
-		ce.Err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		ce.Err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+	case memHit:
+		ce.Err = fmt.Errorf("%w: %s made the heap grow by more than %s (StarlarkOptions.MemoryLimit)", ErrMemoryLimit, fn, fmtBytes(m.memLimit))
+		if m.dead != nil {
+			ce.Err = fmt.Errorf("%w; %v", ce.Err, m.dead)
+		}
 	case m.stepHit:
 		ce.Err = fmt.Errorf("%w: more than %d steps in one call", ErrStepLimit, limit)
 	}
-	return ce
+	return nil, ce
 }
 
 // call calls fn under guard.
 func (m *Starlark) call(ctx context.Context, name string, fn starlark.Callable, limit uint64, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var v starlark.Value
-	err := m.guard(ctx, name, limit, func() (err error) {
-		v, err = starlark.Call(m.thread, fn, args, kwargs)
-		return err
-	})
+	r, err := m.guard(ctx, name, limit, func() (any, error) { return starlark.Call(m.thread, fn, args, kwargs) })
+	v, _ := r.(starlark.Value)
 	return v, err
 }
 
@@ -607,24 +722,21 @@ func (m *Starlark) AuxPlan(ctx context.Context, s State, module string, goal jso
 }
 
 func (m *Starlark) plan(ctx context.Context, ss *starState, planner starlark.Callable, goal json.RawMessage) ([]session.Action, error) {
-	var err error
-	var v starlark.Value
-	err = m.guard(ctx, FuncPlanner, m.planSteps, func() error {
+	r, err := m.guard(ctx, FuncPlanner, m.planSteps, func() (any, error) {
 		var kwargs []starlark.Tuple
 		if goal != nil {
 			gv, err := starlark.Call(m.thread, starjson.Module.Members["decode"], starlark.Tuple{starlark.String(goal)}, nil)
 			if err != nil {
-				return fmt.Errorf("goal: %w", err)
+				return nil, fmt.Errorf("goal: %w", err)
 			}
 			kwargs = []starlark.Tuple{{starlark.String("goal"), gv}}
 		}
-		var err error
-		v, err = starlark.Call(m.thread, planner, starlark.Tuple{ss.d}, kwargs)
-		return err
+		return starlark.Call(m.thread, planner, starlark.Tuple{ss.d}, kwargs)
 	})
 	if err != nil {
 		return nil, err
 	}
+	v, _ := r.(starlark.Value)
 	if v == starlark.None {
 		return nil, nil
 	}
