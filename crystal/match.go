@@ -75,6 +75,15 @@ type Match struct {
 	EdgeCase string `json:"edge_case,omitempty"`
 }
 
+// Accepts says whether a pair at similarity sim may be matched under m's
+// rule: sim > Threshold, or sim = Threshold when Inclusive (seed ≥, paper >;
+// spec crystal.md "Match F1"). NaN is never accepted. MatchMatrix chooses its
+// candidates with it, and the screen and the reports explain unmatched steps
+// with it.
+func (m Match) Accepts(sim float64) bool {
+	return sim > m.Threshold || (m.Inclusive && sim == m.Threshold)
+}
+
 // MatchSteps computes Match F1 of predicted against reference steps, asking
 // sim for the similarity matrix only when both lists are non-empty.
 //
@@ -155,7 +164,7 @@ func MatchMatrix(sim [][]float64, nPred, nRef int, cfg MatchConfig) (Match, erro
 			return Match{}, fmt.Errorf("%w: row %d has %d columns for %d reference steps", ErrMatrixShape, i, len(row), nRef)
 		}
 		for j, s := range row {
-			if s > th || (res.Inclusive && s == th) {
+			if res.Accepts(s) {
 				cands = append(cands, Pair{Pred: i, Ref: j, Similarity: s})
 			}
 		}

@@ -11,6 +11,8 @@ import (
 
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"evident/internal/datauri"
 )
 
 const (
@@ -149,7 +151,7 @@ func (c *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 	for i, m := range req.Messages {
 		var blocks []anthropic.ContentBlockParamUnion
 		for _, img := range m.Images {
-			if mt, data, ok := dataURI(img); ok {
+			if mt, data, err := datauri.Split(img); err == nil {
 				blocks = append(blocks, anthropic.NewImageBlockBase64(mt, data))
 				continue
 			}

@@ -260,21 +260,3 @@ func (r Request) schemaName() string {
 	}
 	return r.SchemaName
 }
-
-// dataURI splits "data:<media type>;base64,<data>"; ok is false for anything
-// else.
-func dataURI(s string) (mediaType, data string, ok bool) {
-	rest, found := strings.CutPrefix(s, "data:")
-	if !found {
-		return "", "", false
-	}
-	meta, data, found := strings.Cut(rest, ",")
-	if !found {
-		return "", "", false
-	}
-	mediaType, found = strings.CutSuffix(meta, ";base64")
-	if !found || mediaType == "" {
-		return "", "", false
-	}
-	return mediaType, data, true
-}

@@ -109,32 +109,36 @@ func crystalScoreCommand() *cli.Command {
 	}
 }
 
-// crystalInputs resolves --demo [--preds] or --refs/--preds.
+// crystalInputs resolves --demo [--preds] or --refs/--preds. Predictions
+// read from files pass report.ReadRuns's checks, as an upload on the screen
+// does.
 func crystalInputs(cmd *cli.Command) ([]crystal.Item, []report.Run, error) {
 	refs, preds := cmd.String("refs"), cmd.StringSlice("preds")
-	if cmd.Bool("demo") {
-		if refs != "" {
-			return nil, nil, errors.New("--demo cannot be combined with --refs")
-		}
-		items, err := demo.Items()
-		if err != nil {
+	var items []crystal.Item
+	var err error
+	switch {
+	case cmd.Bool("demo") && refs != "":
+		return nil, nil, errors.New("--demo cannot be combined with --refs")
+	case cmd.Bool("demo"):
+		if items, err = demo.Items(); err != nil {
 			return nil, nil, err
 		}
-		if len(preds) > 0 {
-			runs, err := report.ReadPredictionFiles(preds...)
+		if len(preds) == 0 {
+			runs, err := demo.Predictions()
 			return items, runs, err
 		}
-		runs, err := demo.Predictions()
-		return items, runs, err
-	}
-	if refs == "" || len(preds) == 0 {
+	case refs == "" || len(preds) == 0:
 		return nil, nil, errors.New("give --refs FILE and --preds FILE (or --demo)")
+	default:
+		if items, err = report.ReadItemsFile(refs); err != nil {
+			return nil, nil, err
+		}
 	}
-	items, err := report.ReadItemsFile(refs)
+	files, err := report.ReadFiles(preds...)
 	if err != nil {
 		return nil, nil, err
 	}
-	runs, err := report.ReadPredictionFiles(preds...)
+	runs, err := report.ReadRuns(items, files)
 	return items, runs, err
 }
 

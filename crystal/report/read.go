@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"evident/crystal"
 )
@@ -340,44 +337,28 @@ func Group(preds []Prediction) []Run {
 	return runs
 }
 
-// ReadItemsFile reads the references file at path (see ReadItems).
+// ReadItemsFile reads the references file at path (see ReadItems), capped
+// at MaxInputBytes.
 func ReadItemsFile(path string) ([]crystal.Item, error) {
-	f, err := os.Open(path)
+	f, err := ReadFile(path)
 	if err != nil {
-		return nil, inputErr(path, 0, "%v", err)
+		return nil, err
 	}
-	defer f.Close()
-	return ReadItems(f, path)
+	return ReadItems(bytes.NewReader(f.Data), path)
 }
 
 // ReadPredictionFiles reads prediction files in order and groups them into
-// runs (see ReadPredictions, Group). A record without "model" is named after
-// its file (base name without extension). A (model, id) pair may appear in
-// one file only.
+// runs (see ReadPredictionSet, Group); each is capped at MaxInputBytes.
 func ReadPredictionFiles(paths ...string) ([]Run, error) {
-	var all []Prediction
-	seen := map[[2]string]string{}
-	for _, path := range paths {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, inputErr(path, 0, "%v", err)
-		}
-		base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		preds, err := ReadPredictions(f, path, base)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range preds {
-			k := [2]string{p.Model, p.ID}
-			if other, dup := seen[k]; dup {
-				return nil, inputErr(path, 0, "model %q answered item %q in %s already", p.Model, p.ID, other)
-			}
-			seen[k] = path
-		}
-		all = append(all, preds...)
+	files, err := ReadFiles(paths...)
+	if err != nil {
+		return nil, err
 	}
-	return Group(all), nil
+	preds, err := ReadPredictionSet(files)
+	if err != nil {
+		return nil, err
+	}
+	return Group(preds), nil
 }
 
 // quote is strconv.Quote, kept short for table notes.

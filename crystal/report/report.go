@@ -86,15 +86,7 @@ func Score(ctx context.Context, items []crystal.Item, runs []Run, cfg crystal.Co
 
 // similarityLine describes the similarity for the table's header.
 func (t Table) similarityLine() string {
-	cmp := ">"
-	if t.Inclusive {
-		cmp = "≥"
-	}
-	kind := "embedding cosine"
-	if t.Lexical {
-		kind = "word overlap, no model"
-	}
-	return fmt.Sprintf("similarity %s (%s), match at similarity %s %.2f", t.Similarity, kind, cmp, t.Threshold)
+	return fmt.Sprintf("similarity %s, match at %s", t.SimilarityLabel(), MatchRule(t.Inclusive, t.Threshold))
 }
 
 // WriteText renders the paper-style table: a header naming items, profile,
@@ -104,12 +96,7 @@ func (t Table) similarityLine() string {
 func (t Table) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CRYSTAL scores: %d items, profile %s, %s\n", t.Items, t.Profile, t.similarityLine())
-	order := "LIS"
-	if t.Order == crystal.OrderKendall {
-		order = "Kendall (τ+1)/2"
-	}
-	fmt.Fprintf(&b, "Ord.F1 = F1 × (%.2f + %.2f × %s); CPR = %.2f + %.2f × F1 if correct, %.2f × %.2f × F1 if wrong\n\n",
-		1-t.Alpha, t.Alpha, order, t.Weights.Answer, t.Weights.Step, t.Weights.Step, t.Weights.Lambda)
+	fmt.Fprintf(&b, "%s; %s\n\n", t.OrdF1Formula(), t.CPRFormula())
 
 	head := []string{"Model", "Acc", "Match F1", "P", "R", "LIS", "Ord.F1", "Steps", "CPR"}
 	if t.Order == crystal.OrderKendall {
@@ -141,34 +128,7 @@ func (t Table) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 	}
 
-	var notes []string
-	if t.Lexical {
-		notes = append(notes, "lexical is the reference package's word-overlap step similarity, not the paper's "+
-			"all-distilroberta-v1 embedding: these step scores are not comparable with the paper's table")
-	}
-	for _, r := range t.Rows {
-		p := r.Report
-		var parts []string
-		if p.Missing > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s without a prediction (scored 0, wrong)", p.Missing, plural(p.Missing, "item", "items")))
-		}
-		if p.Unparseable > 0 {
-			parts = append(parts, fmt.Sprintf("%d unparseable %s (no steps, answer %q)", p.Unparseable, plural(p.Unparseable, "reply", "replies"), crystal.InsufficientInformation))
-		}
-		if p.StepItems != p.Items {
-			parts = append(parts, fmt.Sprintf("%d %s without reference steps left out of the step means", p.Items-p.StepItems, plural(p.Items-p.StepItems, "item", "items")))
-		}
-		if len(p.Unknown) > 0 {
-			ids := make([]string, len(p.Unknown))
-			for k, id := range p.Unknown {
-				ids[k] = quote(id)
-			}
-			parts = append(parts, fmt.Sprintf("%d %s not in the references ignored (%s)", len(p.Unknown), plural(len(p.Unknown), "id", "ids"), strings.Join(ids, ", ")))
-		}
-		if len(parts) > 0 {
-			notes = append(notes, r.Model+": "+strings.Join(parts, "; "))
-		}
-	}
+	notes := t.Notes()
 	if len(notes) > 0 {
 		b.WriteString("\n")
 		for _, n := range notes {

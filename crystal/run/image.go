@@ -2,7 +2,6 @@ package run
 
 import (
 	"bytes"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"image"
@@ -16,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"evident/internal/datauri"
 	"evident/llm"
 )
 
@@ -102,7 +102,7 @@ func FSImages(fsys fs.FS) ImageSource {
 func inline(ref string) (Image, bool, error) {
 	lower := strings.ToLower(ref)
 	switch {
-	case strings.HasPrefix(lower, "data:"):
+	case datauri.Is(ref):
 		im, err := ParseDataURI(ref)
 		return im, true, err
 	case strings.HasPrefix(lower, "http://"), strings.HasPrefix(lower, "https://"):
@@ -119,39 +119,16 @@ func sniff(ref string, b []byte) (Image, error) {
 	return Image{MediaType: mt, Data: b}, nil
 }
 
-// ParseDataURI decodes a base64 data URI ("data:image/png;base64,…"). The
-// media type must be image/*; percent-encoded (non-base64) data URIs are not
-// accepted. Errors wrap ErrImage.
+// ParseDataURI decodes a base64 data URI ("data:image/png;base64,…") by
+// evident/internal/datauri's rules (percent-encoded data URIs are refused).
+// The media type must be image/*. Errors wrap ErrImage.
 func ParseDataURI(uri string) (Image, error) {
-	head, payload, ok := strings.Cut(uri, ",")
-	if !ok || len(head) < 5 || !strings.EqualFold(head[:5], "data:") {
-		return Image{}, fmt.Errorf("%w: not a data URI", ErrImage)
-	}
-	params := strings.Split(head[5:], ";")
-	mt := strings.ToLower(strings.TrimSpace(params[0]))
-	base64Encoded := false
-	for _, p := range params[1:] {
-		if strings.EqualFold(strings.TrimSpace(p), "base64") {
-			base64Encoded = true
-		}
-	}
-	if !base64Encoded {
-		return Image{}, fmt.Errorf("%w: data URI is not base64", ErrImage)
+	mt, b, err := datauri.Decode(uri)
+	if err != nil {
+		return Image{}, fmt.Errorf("%w: %v", ErrImage, err)
 	}
 	if !strings.HasPrefix(mt, "image/") {
 		return Image{}, fmt.Errorf("%w: data URI media type %q is not image/*", ErrImage, mt)
-	}
-	payload = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
-			return -1
-		}
-		return r
-	}, payload)
-	b, err := base64.StdEncoding.DecodeString(payload)
-	if err != nil {
-		if b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(payload, "=")); err != nil {
-			return Image{}, fmt.Errorf("%w: data URI: %v", ErrImage, err)
-		}
 	}
 	return Image{MediaType: mt, Data: b}, nil
 }

@@ -234,15 +234,7 @@ func quoteAll(words []string, sep string) string {
 // requiring a real sentence end keeps first-person words, terms and invented
 // quotes out.
 func quotedEndings(r *persona.Record) []string {
-	var reply string
-	for _, e := range r.Evidence {
-		if e.Source == persona.SourceTurn && e.Field == "reply_text" && e.Agg == "" {
-			if s, ok := e.Value.(string); ok {
-				reply = s
-				break
-			}
-		}
-	}
+	reply, _ := r.JudgedReply()
 	if reply == "" {
 		return nil
 	}
