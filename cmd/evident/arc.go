@@ -46,6 +46,7 @@ func arcCommand() *cli.Command {
 				Commands: []*cli.Command{arcPlannerVerifyCommand(), arcPlannerRunCommand(), arcPlannerAuxCommand()},
 			},
 			arcScoreCommand(),
+			arcAgentCommand(), arcResultsCommand(),
 		}, append(arcPlayCommands(), arcWorkspaceCommands()...)...),
 	})
 }
