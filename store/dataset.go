@@ -281,36 +281,52 @@ func (db *DB) EachTurn(ctx context.Context, datasetID int64, fn func(*persona.Tu
 	if _, err := db.Dataset(ctx, datasetID); err != nil {
 		return err
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT turn_id, session_id, character_id, model_id, user_message,
-    reply_text, first_person, named_entities, honorific_level, user_asked_recall, created_at, prompt_id
-    FROM chat_turn WHERE dataset_id = ? ORDER BY seq`, datasetID)
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+turnColumns+" FROM chat_turn WHERE dataset_id = ? ORDER BY seq", datasetID)
 	if err != nil {
 		return fmt.Errorf("store: turns of dataset %d: %w", datasetID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var t persona.Turn
-		var um, rt, fp, ne, hl sql.NullString
-		var recall int
-		if err := rows.Scan(&t.TurnID, &t.SessionID, &t.CharacterID, &t.ModelID, &um, &rt, &fp, &ne, &hl,
-			&recall, &t.CreatedAt, &t.PromptID); err != nil {
+		if _, err := scanTurn(rows, &t, false); err != nil {
 			return fmt.Errorf("store: turns of dataset %d: %w", datasetID, err)
-		}
-		t.UserMessage, t.ReplyText, t.FirstPerson, t.HonorificLevel = stringPtr(um), stringPtr(rt), stringPtr(fp), stringPtr(hl)
-		t.UserAskedRecall = recall != 0
-		if ne.Valid {
-			if err := json.Unmarshal([]byte(ne.String), &t.NamedEntities); err != nil {
-				return fmt.Errorf("store: turn %q named_entities: %w", t.TurnID, err)
-			}
-			if t.NamedEntities == nil {
-				t.NamedEntities = []string{}
-			}
 		}
 		if err := fn(&t); err != nil {
 			return err
 		}
 	}
 	return rows.Err()
+}
+
+// turnColumns are the chat_turn columns scanTurn reads, in its order.
+const turnColumns = `turn_id, session_id, character_id, model_id, user_message,
+    reply_text, first_person, named_entities, honorific_level, user_asked_recall, created_at, prompt_id`
+
+// scanTurn scans one row of turnColumns (preceded by seq when withSeq) into
+// t and returns the seq (0 without it).
+func scanTurn(rows *sql.Rows, t *persona.Turn, withSeq bool) (int64, error) {
+	var seq int64
+	var um, rt, fp, ne, hl sql.NullString
+	var recall int
+	dst := []any{&t.TurnID, &t.SessionID, &t.CharacterID, &t.ModelID, &um, &rt, &fp, &ne, &hl,
+		&recall, &t.CreatedAt, &t.PromptID}
+	if withSeq {
+		dst = append([]any{&seq}, dst...)
+	}
+	if err := rows.Scan(dst...); err != nil {
+		return 0, err
+	}
+	t.UserMessage, t.ReplyText, t.FirstPerson, t.HonorificLevel = stringPtr(um), stringPtr(rt), stringPtr(fp), stringPtr(hl)
+	t.UserAskedRecall = recall != 0
+	if ne.Valid {
+		if err := json.Unmarshal([]byte(ne.String), &t.NamedEntities); err != nil {
+			return 0, fmt.Errorf("turn %q named_entities: %w", t.TurnID, err)
+		}
+		if t.NamedEntities == nil {
+			t.NamedEntities = []string{}
+		}
+	}
+	return seq, nil
 }
 
 // Turns returns all turns of a dataset in input order; for large datasets

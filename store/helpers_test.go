@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"evident/persona"
-	"evident/persona/batch"
 )
 
 // openMem opens a fresh in-memory database closed at the end of the test.
@@ -101,8 +100,8 @@ func loadSeed(t testing.TB) seed {
 }
 
 // tallyOf is the tally a batch run of recs reports.
-func tallyOf(recs []persona.Record, rejected int) batch.Tally {
-	t := batch.Tally{ByVerdict: map[persona.Verdict]int{}, Rejected: rejected}
+func tallyOf(recs []persona.Record, rejected int) persona.Tally {
+	t := persona.Tally{ByVerdict: map[persona.Verdict]int{}, Rejected: rejected}
 	for _, r := range recs {
 		t.ByVerdict[r.Verdict]++
 		t.Judged++

@@ -55,7 +55,7 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 type Entry struct {
 	Seq               int // 0-based position in the run (the order of Add)
 	Record            persona.Record
-	SummarySource     SummarySource
+	SummarySource     persona.SummarySource
 	SummaryRejectedBy string
 }
 
@@ -91,7 +91,7 @@ func (db *DB) Entries(ctx context.Context, runID int64, f Filter) ([]Entry, erro
 		if e.Record, err = decodeRecord([]byte(js)); err != nil {
 			return nil, fmt.Errorf("store: record %d of run %d: %w", e.Seq, runID, err)
 		}
-		e.SummarySource, e.SummaryRejectedBy = SummarySource(src.String), rej.String
+		e.SummarySource, e.SummaryRejectedBy = persona.SummarySource(src.String), rej.String
 		out = append(out, e)
 	}
 	return out, rows.Err()
@@ -204,14 +204,14 @@ func (db *DB) distinct(ctx context.Context, runID int64, col string) ([]string, 
 
 // SetSummarySource sets the sidecar of one record of a committed run (who
 // wrote its summary; why a model's rewrite was rejected, "" for NULL).
-// source "" clears it to NULL; other values than SummaryRule and
+// source "" clears it to NULL; other values than persona.SummaryRule and
 // SummaryModel fail with ErrInvalid. ErrNotFound when the run has no record
 // for turnID.
-func (db *DB) SetSummarySource(ctx context.Context, runID int64, turnID string, source SummarySource, rejectedBy string) error {
+func (db *DB) SetSummarySource(ctx context.Context, runID int64, turnID string, source persona.SummarySource, rejectedBy string) error {
 	var src, rej any
 	switch source {
 	case "":
-	case SummaryRule, SummaryModel:
+	case persona.SummaryRule, persona.SummaryModel:
 		src = string(source)
 	default:
 		return fmt.Errorf("%w: summary source %q", ErrInvalid, source)

@@ -169,8 +169,8 @@ func TestSummarySidecar(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Add(recs[0], &turns[0])
-	w.Add(recs[1], &turns[1], WithSummary(SummaryModel, ""))
-	w.Add(recs[2], &turns[2], WithSummary(SummaryRule, "check 10: not 존댓말"))
+	w.Add(recs[1], &turns[1], WithSummary(persona.SummaryModel, ""))
+	w.Add(recs[2], &turns[2], WithSummary(persona.SummaryRule, "check 10: not 존댓말"))
 	run, err := w.Commit(tallyOf(recs, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestSummarySidecar(t *testing.T) {
 		}
 	})
 	t.Run("SetSummarySource changes one stored record's sidecar", func(t *testing.T) {
-		if err := db.SetSummarySource(ctx, run.ID, recs[0].TurnID, SummaryRule, "check 8"); err != nil {
+		if err := db.SetSummarySource(ctx, run.ID, recs[0].TurnID, persona.SummaryRule, "check 8"); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.SetSummarySource(ctx, run.ID, recs[2].TurnID, "", ""); err != nil {
@@ -212,7 +212,7 @@ func TestSummarySidecar(t *testing.T) {
 		if err := db.SetSummarySource(ctx, run.ID, recs[0].TurnID, "guess", ""); !errors.Is(err, ErrInvalid) {
 			t.Error(err)
 		}
-		if err := db.SetSummarySource(ctx, run.ID, "nope", SummaryRule, ""); !errors.Is(err, ErrNotFound) {
+		if err := db.SetSummarySource(ctx, run.ID, "nope", persona.SummaryRule, ""); !errors.Is(err, ErrNotFound) {
 			t.Error(err)
 		}
 		w, err := db.BeginRun(ctx, testMeta)

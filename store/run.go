@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"evident/persona"
-	"evident/persona/batch"
 )
 
 // RunMeta describes a judge run as it starts.
@@ -38,32 +37,22 @@ type RunInfo struct {
 	RunMeta
 	StartedAt  time.Time // BeginRun
 	FinishedAt time.Time // Commit
-	Tally      batch.Tally
+	Tally      persona.Tally
 }
-
-// SummarySource says who wrote a record's summary: the rules' default
-// sentence or a model's rewrite that passed the checks.
-type SummarySource string
-
-// The two summary sources stored in the record sidecar.
-const (
-	SummaryRule  SummarySource = "rule"
-	SummaryModel SummarySource = "model"
-)
 
 // AddOption sets sidecar columns of one record in RunWriter.Add.
 type AddOption func(*sidecar)
 
 type sidecar struct {
-	source     SummarySource
+	source     persona.SummarySource
 	rejectedBy string
 }
 
 // WithSummary records who wrote the summary and, when a model's rewrite was
 // thrown away, why (e.g. the automatic check that rejected it; "" for none).
 // Without it both sidecar columns are NULL. source must be SummaryRule or
-// SummaryModel (else Add fails with ErrInvalid).
-func WithSummary(source SummarySource, rejectedBy string) AddOption {
+// SummaryModel (persona.SummarySource; else Add fails with ErrInvalid).
+func WithSummary(source persona.SummarySource, rejectedBy string) AddOption {
 	return func(s *sidecar) { s.source, s.rejectedBy = source, rejectedBy }
 }
 
@@ -88,6 +77,8 @@ type RunWriter struct {
 	counts  map[persona.Verdict]int
 	buf     bytes.Buffer
 	enc     *json.Encoder
+
+	fpsChanged bool // SetFingerprint was called
 }
 
 // BeginRun starts a run. Its id is known at once (ID) but the run exists for
@@ -184,7 +175,7 @@ func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOptio
 	}
 	var source, rejectedBy any
 	if sc.source != "" {
-		if sc.source != SummaryRule && sc.source != SummaryModel {
+		if !sc.source.Valid() {
 			return w.fail(fmt.Errorf("%w: turn %q: summary source %q", ErrInvalid, rec.TurnID, sc.source))
 		}
 		source = string(sc.source)
@@ -214,21 +205,18 @@ func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOptio
 	return nil
 }
 
-// evidenceReply is the verbatim reply_text an evidence row cites, or nil.
+// evidenceReply is the verbatim reply_text the record judges, as its
+// evidence cites it (persona.Record.JudgedReply), or nil.
 func evidenceReply(rec persona.Record) any {
-	for _, e := range rec.Evidence {
-		if e.Source == persona.SourceTurn && e.Field == "reply_text" && e.Agg == "" {
-			if s, ok := e.Value.(string); ok {
-				return s
-			}
-		}
+	if s, ok := rec.JudgedReply(); ok {
+		return s
 	}
 	return nil
 }
 
 // Reject stores one row the run could not judge (any of the three tables),
 // in call order. Errors end the run as Add's do.
-func (w *RunWriter) Reject(r batch.Reject) error {
+func (w *RunWriter) Reject(r persona.Reject) error {
 	if err := w.check(); err != nil {
 		return err
 	}
@@ -239,6 +227,19 @@ func (w *RunWriter) Reject(r batch.Reject) error {
 	return nil
 }
 
+// SetFingerprint sets the fingerprint of one input table (RunMeta.Fingerprints)
+// after BeginRun, for a table whose fingerprint is known only once the judge
+// has read it (a stored dataset's Source). Commit stores it.
+func (w *RunWriter) SetFingerprint(table, sum string) {
+	fps := make(map[string]string, len(w.meta.Fingerprints)+1)
+	for k, v := range w.meta.Fingerprints {
+		fps[k] = v
+	}
+	fps[table] = sum
+	w.meta.Fingerprints = fps
+	w.fpsChanged = true
+}
+
 // Commit stores the tally, stamps the finish time and makes the run and its
 // records visible, all at once, and returns the run as Run would read it. The tally must agree with what was added:
 // t.Judged equals the number of records and t.ByVerdict the per-verdict
@@ -246,7 +247,7 @@ func (w *RunWriter) Reject(r batch.Reject) error {
 // ErrInvalid — nothing is dropped silently. t.Rejected counts rejected rows
 // of all tables and is stored as given. After a failed Add, Commit rolls
 // back and returns that error.
-func (w *RunWriter) Commit(t batch.Tally) (RunInfo, error) {
+func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 	if w.done {
 		return RunInfo{}, ErrClosed
 	}
@@ -265,6 +266,12 @@ func (w *RunWriter) Commit(t batch.Tally) (RunInfo, error) {
 	}
 	finished := w.db.stamp()
 	bv, err := json.Marshal(byVerdict)
+	if err == nil && w.fpsChanged {
+		var fb []byte
+		if fb, err = json.Marshal(w.meta.Fingerprints); err == nil {
+			_, err = w.tx.ExecContext(w.ctx, "UPDATE run SET fingerprints = ? WHERE id = ?", string(fb), w.id)
+		}
+	}
 	if err == nil {
 		_, err = w.tx.ExecContext(w.ctx, "UPDATE run SET finished_at = ?, judged = ?, rejected = ?, by_verdict = ? WHERE id = ?",
 			finished, w.n, t.Rejected, string(bv), w.id)
@@ -277,13 +284,13 @@ func (w *RunWriter) Commit(t batch.Tally) (RunInfo, error) {
 		return RunInfo{}, fmt.Errorf("store: commit run: %w", err)
 	}
 	info := RunInfo{ID: w.id, RunMeta: w.meta,
-		Tally: batch.Tally{Judged: w.n, ByVerdict: byVerdict, Rejected: t.Rejected}}
+		Tally: persona.Tally{Judged: w.n, ByVerdict: byVerdict, Rejected: t.Rejected}}
 	info.StartedAt, _ = time.Parse(timeLayout, w.started)
 	info.FinishedAt, _ = time.Parse(timeLayout, finished)
 	return info, nil
 }
 
-func (w *RunWriter) agrees(t batch.Tally) error {
+func (w *RunWriter) agrees(t persona.Tally) error {
 	if t.Judged != w.n {
 		return fmt.Errorf("%w: tally says %d judged, %d records were added", ErrInvalid, t.Judged, w.n)
 	}
@@ -391,7 +398,7 @@ func scanRun(s scanner) (RunInfo, error) {
 
 // Rejects returns the rows a committed run stored with RunWriter.Reject, in
 // the order they were added. ErrNotFound when the run does not exist.
-func (db *DB) Rejects(ctx context.Context, runID int64) ([]batch.Reject, error) {
+func (db *DB) Rejects(ctx context.Context, runID int64) ([]persona.Reject, error) {
 	if _, err := db.Run(ctx, runID); err != nil {
 		return nil, err
 	}
@@ -400,9 +407,9 @@ func (db *DB) Rejects(ctx context.Context, runID int64) ([]batch.Reject, error) 
 		return nil, fmt.Errorf("store: rejects of run %d: %w", runID, err)
 	}
 	defer rows.Close()
-	var out []batch.Reject
+	var out []persona.Reject
 	for rows.Next() {
-		var r batch.Reject
+		var r persona.Reject
 		var tid sql.NullString
 		if err := rows.Scan(&r.File, &r.Line, &tid, &r.Reason); err != nil {
 			return nil, fmt.Errorf("store: rejects of run %d: %w", runID, err)

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"evident/persona"
-	"evident/persona/batch"
 )
 
 var testMeta = RunMeta{Profile: "seed", Endings: []string{"요", "죠", "니다", "십시오"},
@@ -217,7 +216,7 @@ func TestRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rejects := []batch.Reject{
+		rejects := []persona.Reject{
 			{File: "turns.jsonl", Line: 3, TurnID: sp("T-1"), Reason: "duplicate turn_id"},
 			{File: "turns.jsonl", Line: 9, Reason: "malformed JSON"},
 		}

@@ -8,7 +8,7 @@ import (
 	"evident/persona"
 	"evident/persona/batch"
 	"evident/persona/evalrun"
-	"evident/persona/runstore"
+	"evident/runstore"
 	"evident/store"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"evident/persona"
-	"evident/persona/runstore"
+	"evident/runstore"
 	"evident/store"
 )
 

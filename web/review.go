@@ -13,8 +13,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	queues "evident/persona/review"
+
 	"evident/persona"
-	"evident/persona/runstore"
+	"evident/persona/evalrun"
+	"evident/runstore"
 	"evident/store"
 )
 
@@ -50,9 +53,9 @@ func slugOf(q store.Queue) string {
 
 // decisionLabels: what each stored value reads as on screen, and its chip.
 var decisionLabels = map[store.Queue]map[string][2]string{
-	store.QueueForbidden: {runstore.ForbiddenConfirm: {"이 캐릭터에게 실제 문제", "v-forbidden"}, runstore.ForbiddenReject: {"문제 아님", "v-kept"}},
-	store.QueueOffCanon:  {runstore.CanonAdd: {"카드 설정에 더함", "v-kept"}, runstore.CanonBlock: {"막을 이름", "v-forbidden"}},
-	store.QueueEnding:    {runstore.EndingAdd: {"어미 목록에 더함", "v-kept"}, runstore.EndingSkip: {"넣지 않음", "v-speech"}},
+	store.QueueForbidden: {queues.ForbiddenConfirm: {"이 캐릭터에게 실제 문제", "v-forbidden"}, queues.ForbiddenReject: {"문제 아님", "v-kept"}},
+	store.QueueOffCanon:  {queues.CanonAdd: {"카드 설정에 더함", "v-kept"}, queues.CanonBlock: {"막을 이름", "v-forbidden"}},
+	store.QueueEnding:    {queues.EndingAdd: {"어미 목록에 더함", "v-kept"}, queues.EndingSkip: {"넣지 않음", "v-speech"}},
 }
 
 // whoOf is the reviewer's name: the form's who field, else the cookie, else
@@ -275,20 +278,20 @@ func (s *Server) reviewPage(slug string) http.HandlerFunc {
 // endings queue reads every reply) and cached with the run.
 type review struct {
 	forbidden []int
-	names     []runstore.NameGroup
-	endings   runstore.EndingReview
+	names     []queues.NameGroup
+	endings   queues.EndingReview
 	err       error // the run's profile could not be rebuilt
 }
 
 func (s *Server) reviewOf(d *runData) *review {
 	d.reviewOnce.Do(func() {
-		rv := &review{forbidden: runstore.ForbiddenSample(d.info.ID, d.recs), names: runstore.OffCanonNames(d.recs)}
+		rv := &review{forbidden: queues.ForbiddenSample(d.info.ID, d.recs), names: queues.OffCanonNames(d.recs)}
 		if d.dataset != nil {
 			p, err := runstore.ProfileOf(d.info)
 			if err != nil {
 				rv.err = err
 			} else {
-				rv.endings = runstore.ReviewEndings(d.info.ID, p, d.recs, func(turnID string) (string, bool) {
+				rv.endings = queues.ReviewEndings(d.info.ID, p, d.recs, func(turnID string) (string, bool) {
 					t := d.turns[turnID]
 					if t == nil || t.ReplyText == nil {
 						return "", false
@@ -391,7 +394,7 @@ func keyLink(d *runData, dec store.Decision) string {
 	return ""
 }
 
-// splitNameKey splits an off-canon key (runstore.OffCanonKey) by the
+// splitNameKey splits an off-canon key (queues.OffCanonKey) by the
 // longest character_id of the run's cards it starts with.
 func splitNameKey(d *runData, key string) (character, name string, ok bool) {
 	for c := range d.cards {
@@ -412,7 +415,7 @@ func (s *Server) forbiddenQueue(d *runData, rv *review, byKey map[string]*decisi
 		rec := &d.recs[i]
 		it := forbiddenItem{TurnID: rec.TurnID, Anchor: "q-" + rec.TurnID, Link: s.turnLink(d, rec.TurnID),
 			CharacterID: rec.CharacterID, ModelID: rec.ModelID, Summary: rec.Summary,
-			ConfirmValue: runstore.ForbiddenConfirm, RejectValue: runstore.ForbiddenReject}
+			ConfirmValue: queues.ForbiddenConfirm, RejectValue: queues.ForbiddenReject}
 		if c, ok := d.cards[rec.CharacterID]; ok {
 			it.Character, it.CardForbids = c.Name, strings.Join(c.ForbiddenTopics, " · ")
 		}
@@ -437,11 +440,11 @@ func (s *Server) forbiddenQueue(d *runData, rv *review, byKey map[string]*decisi
 }
 
 func (s *Server) offCanonQueue(d *runData, rv *review, byKey map[string]*decisionView, active []store.Decision) *offCanonView {
-	v := &offCanonView{Names: len(rv.names), AddValue: runstore.CanonAdd, BlockValue: runstore.CanonBlock}
+	v := &offCanonView{Names: len(rv.names), AddValue: queues.CanonAdd, BlockValue: queues.CanonBlock}
 	shown := map[string]bool{}
 	turns := map[int]bool{}
 	for _, g := range rv.names {
-		key := runstore.OffCanonKey(g.CharacterID, g.Name)
+		key := queues.OffCanonKey(g.CharacterID, g.Name)
 		shown[key] = true
 		ng := nameGroup{Name: g.Name, CharacterID: g.CharacterID, Count: len(g.Turns), Anchor: "n-" + strconv.Itoa(len(v.Groups)),
 			Decision: byKey[key]}
@@ -489,7 +492,7 @@ func (s *Server) offCanonQueue(d *runData, rv *review, byKey map[string]*decisio
 func (s *Server) endingsQueue(d *runData, rv *review, byKey map[string]*decisionView, active []store.Decision) *endingsView {
 	h := head(d)
 	v := &endingsView{Profile: h.Profile, Endings: h.Endings, Exceptions: h.Exceptions, Mixed: len(rv.endings.Mixed),
-		AddValue: runstore.EndingAdd, SkipValue: runstore.EndingSkip}
+		AddValue: queues.EndingAdd, SkipValue: queues.EndingSkip}
 	own := map[string]bool{}
 	for _, e := range d.info.Endings {
 		own[e] = true
@@ -527,30 +530,23 @@ func (s *Server) endingsQueue(d *runData, rv *review, byKey map[string]*decision
 	return v
 }
 
-// compareRuns lists how the verdicts of run b differ from run a, turn by
-// turn (by turn_id).
+// compareRuns lays out how the verdicts of run b differ from run a, turn by
+// turn (evalrun.CompareRuns), the first 100 turns listed.
 func compareRuns(a, b *runData) *changeView {
 	v := &changeView{From: a.info.ID, To: b.info.ID, FromURL: fmt.Sprintf("/runs/%d", a.info.ID)}
 	for _, vd := range persona.Verdicts {
 		x, y := a.info.Tally.ByVerdict[vd], b.info.Tally.ByVerdict[vd]
 		v.Counts = append(v.Counts, countChange{Verdict: string(vd), Class: verdictClass[vd], Before: x, After: y, Changed: x != y})
 	}
-	for i := range b.recs {
-		nr := &b.recs[i]
-		k, ok := a.index[nr.TurnID]
-		if !ok {
-			continue
-		}
-		or := &a.recs[k]
-		if or.Verdict == nr.Verdict {
-			continue
-		}
-		if len(v.Turns) >= 100 {
-			v.More++
-			continue
-		}
-		tc := turnChange{TurnID: nr.TurnID, Link: fmt.Sprintf("/runs/%d?turn=%s", b.info.ID, queryEscape(nr.TurnID)),
-			Before: string(or.Verdict), After: string(nr.Verdict), BeforeCls: verdictClass[or.Verdict], AfterCls: verdictClass[nr.Verdict],
+	changes := evalrun.CompareRuns(a.recs, b.recs)
+	if len(changes) > 100 {
+		v.More = len(changes) - 100
+		changes = changes[:100]
+	}
+	for _, ch := range changes {
+		nr := &b.recs[ch.To]
+		tc := turnChange{TurnID: ch.TurnID, Link: fmt.Sprintf("/runs/%d?turn=%s", b.info.ID, queryEscape(ch.TurnID)),
+			Before: string(ch.Before), After: string(ch.After), BeforeCls: verdictClass[ch.Before], AfterCls: verdictClass[ch.After],
 			ModelID: nr.ModelID, Summary: nr.Summary}
 		if c, ok := b.cards[nr.CharacterID]; ok {
 			tc.Character = c.Name
@@ -601,7 +597,7 @@ func (s *Server) decideForbidden(w http.ResponseWriter, r *http.Request) {
 	turn, value := r.PostFormValue("turn"), r.PostFormValue("value")
 	i, found := d.index[turn]
 	switch {
-	case value != runstore.ForbiddenConfirm && value != runstore.ForbiddenReject:
+	case value != queues.ForbiddenConfirm && value != queues.ForbiddenReject:
 		badDecision(s, w, r, "금지 소재 표본의 결정은 confirm(실제 문제) 또는 reject(문제 아님)입니다.")
 		return
 	case !found || d.recs[i].Verdict != persona.ForbiddenTopic:
@@ -625,8 +621,8 @@ func (s *Server) decideOffCanon(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	character, name, value := r.PostFormValue("character"), r.PostFormValue("name"), r.PostFormValue("value")
-	key := runstore.OffCanonKey(character, name)
-	if value != runstore.CanonAdd && value != runstore.CanonBlock {
+	key := queues.OffCanonKey(character, name)
+	if value != queues.CanonAdd && value != queues.CanonBlock {
 		badDecision(s, w, r, "세계관 밖 이름의 결정은 add(카드 설정에 더하기) 또는 block(막기)입니다.")
 		return
 	}
@@ -634,7 +630,7 @@ func (s *Server) decideOffCanon(w http.ResponseWriter, r *http.Request) {
 		badDecision(s, w, r, "이 실행은 저장된 데이터셋 없이 판정되어 카드를 고칠 수 없습니다.")
 		return
 	}
-	known := slices.ContainsFunc(s.reviewOf(d).names, func(g runstore.NameGroup) bool { return g.CharacterID == character && g.Name == name })
+	known := slices.ContainsFunc(s.reviewOf(d).names, func(g queues.NameGroup) bool { return g.CharacterID == character && g.Name == name })
 	if !known {
 		if _, err := s.lastDecision(r.Context(), store.QueueOffCanon, key); err != nil {
 			badDecision(s, w, r, fmt.Sprintf("실행 #%d 의 세계관 밖 이름에 %q(%s)가 없고 전에 내린 결정도 없습니다.", d.info.ID, name, character))
@@ -656,7 +652,7 @@ func (s *Server) decideEnding(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ending, value := r.PostFormValue("ending"), r.PostFormValue("value")
-	if value != runstore.EndingAdd && value != runstore.EndingSkip {
+	if value != queues.EndingAdd && value != queues.EndingSkip {
 		badDecision(s, w, r, "어미 후보의 결정은 add(어미 목록에 더하기) 또는 skip(넣지 않기)입니다.")
 		return
 	}
@@ -664,7 +660,7 @@ func (s *Server) decideEnding(w http.ResponseWriter, r *http.Request) {
 		badDecision(s, w, r, "이 실행은 저장된 데이터셋 없이 판정되어 다시 판정할 수 없습니다.")
 		return
 	}
-	known := slices.ContainsFunc(s.reviewOf(d).endings.Candidates, func(c runstore.Candidate) bool { return c.Ending == ending })
+	known := slices.ContainsFunc(s.reviewOf(d).endings.Candidates, func(c queues.Candidate) bool { return c.Ending == ending })
 	if !known {
 		if _, err := s.lastDecision(r.Context(), store.QueueEnding, ending); err != nil {
 			badDecision(s, w, r, fmt.Sprintf("실행 #%d 의 어미 후보에 %q 가 없고 전에 내린 결정도 없습니다.", d.info.ID, ending))

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	queues "evident/persona/review"
+
 	"evident/persona"
-	"evident/persona/runstore"
 	"evident/store"
 	"evident/web"
 )
@@ -149,7 +150,7 @@ func TestReviewQueuesRender(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want []string
-		for _, i := range runstore.ForbiddenSample(id, recs) {
+		for _, i := range queues.ForbiddenSample(id, recs) {
 			want = append(want, recs[i].TurnID)
 		}
 		if !reflect.DeepEqual(got, want) {

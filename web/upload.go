@@ -12,12 +12,14 @@ import (
 	"strconv"
 	"strings"
 
-	"evident/persona/batch"
+	"evident/persona"
+	queues "evident/persona/review"
+
 	"evident/persona/demo"
 	"evident/persona/evalrun"
 	"evident/persona/ingest"
-	"evident/persona/runstore"
 	"evident/persona/speech"
+	"evident/runstore"
 	"evident/store"
 )
 
@@ -30,7 +32,7 @@ type uploadPage struct {
 	KeepGoing  bool
 	Error      string
 	Detail     string
-	Rejects    []batch.Reject
+	Rejects    []persona.Reject
 	More       int
 	GoldError  string
 	GoldDetail string
@@ -172,7 +174,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	var t runstore.Tables
 	for _, in := range []struct {
 		field, label string
-		dst          *batch.Input
+		dst          *ingest.Source
 	}{{"turns", "회차 로그(chat_turn)", &t.Turns}, {"cards", "캐릭터 카드(character_card)", &t.Cards}, {"lexicon", "소재 사전(topic_lexicon)", &t.Lexicon}} {
 		up, ok := f.files[in.field]
 		if !ok {
@@ -185,27 +187,27 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		data := up.data
-		*in.dst = batch.Input{Name: up.name, Format: format, Open: func() (io.ReadCloser, error) {
+		*in.dst = ingest.NewTable(up.name, format, func() (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(data)), nil
-		}}
+		})
 	}
-	if t.Turns.Open == nil {
+	if t.Turns == nil {
 		reject("회차 로그 파일이 없습니다", "chat_turn 표(회차 로그)는 꼭 올려야 합니다.")
 		return
 	}
-	if t.Cards.Open == nil || t.Lexicon.Open == nil {
+	if t.Cards == nil || t.Lexicon == nil {
 		ds, ok := s.lender(ctx)
 		if !ok {
 			reject("카드와 사전이 필요합니다", "저장된 데이터가 없어 캐릭터 카드 표와 소재 사전 표를 함께 올려야 합니다.")
 			return
 		}
-		if t.Cards.Open == nil {
+		if t.Cards == nil {
 			if t.Cards, err = s.storedCards(ctx, ds); err != nil {
 				s.storeFail(w, r, err)
 				return
 			}
 		}
-		if t.Lexicon.Open == nil {
+		if t.Lexicon == nil {
 			if t.Lexicon, err = s.storedLexicon(ctx, ds); err != nil {
 				s.storeFail(w, r, err)
 				return
@@ -214,7 +216,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	name := page.Name
 	if name == "" {
-		name = t.Turns.Name
+		name = t.Turns.Name()
 	}
 	s.jobs.Lock()
 	res, err := runstore.Run(ctx, s.db, t, runstore.Options{Name: name, Profile: profile, Strict: !page.KeepGoing, Workers: s.opt.Workers})
@@ -245,35 +247,35 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 
 // storedCards and storedLexicon return a stored dataset's table as an input
 // (JSON Lines in memory) for an upload that left it out.
-func (s *Server) storedCards(ctx context.Context, ds store.DatasetInfo) (batch.Input, error) {
+func (s *Server) storedCards(ctx context.Context, ds store.DatasetInfo) (ingest.Source, error) {
 	cards, err := s.db.Cards(ctx, ds.ID)
 	if err != nil {
-		return batch.Input{}, err
+		return nil, err
 	}
 	return jsonlInput(fmt.Sprintf("저장된 데이터셋 #%d 카드", ds.ID), len(cards), func(i int) any { return &cards[i] })
 }
 
-func (s *Server) storedLexicon(ctx context.Context, ds store.DatasetInfo) (batch.Input, error) {
+func (s *Server) storedLexicon(ctx context.Context, ds store.DatasetInfo) (ingest.Source, error) {
 	lex, err := s.db.Lexicon(ctx, ds.ID)
 	if err != nil {
-		return batch.Input{}, err
+		return nil, err
 	}
 	return jsonlInput(fmt.Sprintf("저장된 데이터셋 #%d 사전", ds.ID), len(lex), func(i int) any { return &lex[i] })
 }
 
-func jsonlInput(name string, n int, row func(int) any) (batch.Input, error) {
+func jsonlInput(name string, n int, row func(int) any) (ingest.Source, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	for i := 0; i < n; i++ {
 		if err := enc.Encode(row(i)); err != nil {
-			return batch.Input{}, err
+			return nil, err
 		}
 	}
 	data := buf.Bytes()
-	return batch.Input{Name: name, Format: ingest.JSONL, Open: func() (io.ReadCloser, error) {
+	return ingest.NewTable(name, ingest.JSONL, func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
-	}}, nil
+	}), nil
 }
 
 // goldUpload stores a gold file (evalrun's format) and returns to the run.
@@ -342,7 +344,7 @@ func (s *Server) judgeDataset(w http.ResponseWriter, r *http.Request) {
 		}
 		var extra []string
 		for _, e := range accepted {
-			if !runstore.HasEnding(profile, e) {
+			if !queues.HasEnding(profile, e) {
 				extra = append(extra, e)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"math"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -379,11 +378,11 @@ func share(k, n int) string {
 // was thrown away, what threw it away (issue 4: the sidecar on screen).
 func summarySource(e store.Entry) string {
 	switch {
-	case e.SummarySource == store.SummaryModel:
+	case e.SummarySource == persona.SummaryModel:
 		return "모델이 고쳐 쓰고 검사를 통과한 문장"
-	case e.SummarySource == store.SummaryRule && e.SummaryRejectedBy != "":
+	case e.SummarySource == persona.SummaryRule && e.SummaryRejectedBy != "":
 		return "규칙이 쓴 기본 문장 (모델 요약은 「" + e.SummaryRejectedBy + "」에서 걸려 되돌림)"
-	case e.SummarySource == store.SummaryRule:
+	case e.SummarySource == persona.SummaryRule:
 		return "규칙이 쓴 기본 문장"
 	}
 	return ""
@@ -466,9 +465,8 @@ func (s *Server) row(d *runData, e store.Entry, f filterView, gold map[string]st
 	return v
 }
 
-// replyOf is the turn's reply_text: from the stored dataset, else the
-// record's last chat_turn.reply_text evidence row (a recall record cites the
-// earlier turn's reply first).
+// replyOf is the turn's reply_text: from the stored dataset, else the reply
+// the record's evidence cites for its own turn (persona.Record.JudgedReply).
 func replyOf(d *runData, r *persona.Record) (string, bool) {
 	if t := d.turns[r.TurnID]; t != nil {
 		if t.ReplyText == nil {
@@ -476,15 +474,7 @@ func replyOf(d *runData, r *persona.Record) (string, bool) {
 		}
 		return *t.ReplyText, true
 	}
-	reply, ok := "", false
-	for _, e := range r.Evidence {
-		if e.Source == persona.SourceTurn && e.Field == "reply_text" && e.Agg == "" {
-			if s, isStr := e.Value.(string); isStr {
-				reply, ok = s, true
-			}
-		}
-	}
-	return reply, ok
+	return r.JudgedReply()
 }
 
 // cell renders an evidence value as written; null is flagged.
@@ -701,7 +691,7 @@ func superscript(n int) string {
 
 type rejectsView struct {
 	Count int
-	Rows  []batch.Reject
+	Rows  []persona.Reject
 	More  int
 }
 
@@ -733,65 +723,18 @@ type disagreeCell struct {
 	ReplyNull              bool
 }
 
-// disagreements lists the prompts answered by several models whose verdicts
-// differ (the first record of each model per prompt, as evalrun counts),
-// optionally for one character, in the order the prompts first appear.
+// disagreements lays out the prompts answered by several models whose
+// verdicts differ (evalrun.FindDisagreements: the first record of each model
+// per prompt, as evalrun counts), optionally for one character, in the order
+// the prompts first appear.
 func disagreements(d *runData, character string, link func(turnID string) string) *disagreePage {
-	type entry struct {
-		first  map[string]int // model → record index
-		models []string
-	}
-	byPrompt := map[string]*entry{}
-	var order []string
-	for i, r := range d.recs {
-		p := d.prompts[r.TurnID]
-		if p == "" || (character != "" && r.CharacterID != character) {
-			continue
-		}
-		e := byPrompt[p]
-		if e == nil {
-			e = &entry{first: map[string]int{}}
-			byPrompt[p] = e
-			order = append(order, p)
-		}
-		if _, ok := e.first[r.ModelID]; !ok {
-			e.first[r.ModelID] = i
-			e.models = append(e.models, r.ModelID)
-		}
-	}
-	out := &disagreePage{RunID: d.info.ID, Character: character}
-	modelSet := map[string]bool{}
-	for _, p := range order {
-		e := byPrompt[p]
-		if len(e.models) < 2 {
-			continue
-		}
-		out.Shared++
-		differ := false
-		first := d.recs[e.first[e.models[0]]].Verdict
-		for _, m := range e.models[1:] {
-			if d.recs[e.first[m]].Verdict != first {
-				differ = true
-			}
-		}
-		if !differ {
-			continue
-		}
-		for _, m := range e.models {
-			modelSet[m] = true
-		}
-		out.Items = append(out.Items, disagreeItem{PromptID: p})
-	}
-	for m := range modelSet {
-		out.Models = append(out.Models, m)
-	}
-	sort.Strings(out.Models)
-	for k := range out.Items {
-		it := &out.Items[k]
-		e := byPrompt[it.PromptID]
+	found := evalrun.FindDisagreements(d.recs, d.prompts, character)
+	out := &disagreePage{RunID: d.info.ID, Character: character, Shared: found.Shared, Models: found.Models}
+	for _, sp := range found.Prompts {
+		it := disagreeItem{PromptID: sp.PromptID}
 		for _, m := range out.Models {
 			c := disagreeCell{Model: m}
-			if i, ok := e.first[m]; ok {
+			if i, ok := sp.First[m]; ok {
 				r := &d.recs[i]
 				c.Has, c.TurnID, c.Verdict, c.Class, c.Summary = true, r.TurnID, string(r.Verdict), verdictClass[r.Verdict], r.Summary
 				c.Link = link(r.TurnID)
@@ -808,6 +751,7 @@ func disagreements(d *runData, character string, link func(turnID string) string
 			}
 			it.Cells = append(it.Cells, c)
 		}
+		out.Items = append(out.Items, it)
 	}
 	return out
 }

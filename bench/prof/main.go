@@ -21,6 +21,7 @@ import (
 	"runtime/pprof"
 
 	"evident/persona/batch"
+	"evident/persona/ingest"
 )
 
 func main() {
@@ -39,9 +40,9 @@ func main() {
 }
 
 func run(turnsPath, cardsPath, lexiconPath, outPath string, workers int, cpuPath, heapPath string) error {
-	var ins [3]batch.Input
+	var ins [3]ingest.Source
 	for i, p := range []string{turnsPath, cardsPath, lexiconPath} {
-		in, err := batch.FileInput(p)
+		in, err := ingest.File(p)
 		if err != nil {
 			return err
 		}
@@ -76,7 +77,7 @@ func run(turnsPath, cardsPath, lexiconPath, outPath string, workers int, cpuPath
 		}
 		defer pprof.StopCPUProfile()
 	}
-	tally, err := batch.Judge(context.Background(), ins[0], batch.Config{Judge: j, Out: w, Workers: workers})
+	tally, err := (&batch.Run{Judge: j, Turns: ins[0], Workers: workers}).Do(context.Background(), batch.Outputs{Lines: w})
 	if err != nil {
 		return err
 	}

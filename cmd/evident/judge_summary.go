@@ -27,6 +27,7 @@ import (
 	"evident/llm"
 	"evident/persona"
 	"evident/persona/batch"
+	"evident/persona/ingest"
 	"evident/persona/summarize"
 	"evident/store"
 )
@@ -60,10 +61,10 @@ func summaryFlags() []cli.Flag {
 type summarySetup struct {
 	s           *summarize.Summarizer // nil for --summarizer none
 	concurrency int                   // --concurrency
-	log         func(*persona.Record, batch.Summary) error
+	log         func(*persona.Record, persona.Summary) error
 	bar         *progressbar.ProgressBar
 	counted     func(int)
-	hook        func(context.Context, *persona.Record, persona.Context) batch.Summary
+	hook        func(context.Context, *persona.Record, persona.Context) persona.Summary
 	closeAll    []func() error
 }
 
@@ -81,7 +82,7 @@ func (st *summarySetup) finish() error {
 
 // setupSummary reads the summary flags and opens what they name. j and cards
 // are the run's judge and cards input. The caller must call finish.
-func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards batch.Input) (st *summarySetup, err error) {
+func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards ingest.Source) (st *summarySetup, err error) {
 	st = &summarySetup{concurrency: int(cmd.Int("concurrency"))}
 	opened := st // a failing return sets st to nil
 	defer func() {
@@ -113,7 +114,7 @@ func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards
 		bw := bufio.NewWriter(f)
 		enc := json.NewEncoder(bw)
 		enc.SetEscapeHTML(false)
-		st.log = func(r *persona.Record, s batch.Summary) error { return enc.Encode(summarize.Line(r, s)) }
+		st.log = func(r *persona.Record, s persona.Summary) error { return enc.Encode(summarize.Line(r, s)) }
 		st.closeAll = append(st.closeAll, func() error {
 			if err := bw.Flush(); err != nil {
 				f.Close()
@@ -179,7 +180,7 @@ func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards
 			progressbar.OptionClearOnFinish(),
 		)
 		st.counted = func(n int) { st.bar.ChangeMax(n) }
-		st.hook = func(ctx context.Context, r *persona.Record, cx persona.Context) batch.Summary {
+		st.hook = func(ctx context.Context, r *persona.Record, cx persona.Context) persona.Summary {
 			out := st.s.Summarize(ctx, r, cx)
 			_ = st.bar.Add(1)
 			return out
@@ -188,17 +189,34 @@ func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards
 	return st, nil
 }
 
-// configure adds the summary hooks to a batch configuration.
-func (st *summarySetup) configure(cfg *batch.Config) {
-	cfg.Counted = st.counted
+// configure adds the summarizer to a run.
+func (st *summarySetup) configure(r *batch.Run) {
 	if st.hook != nil {
-		cfg.Summarize = st.hook
+		r.Summarizer = batch.SummarizerFunc(st.hook)
 		// Per worker; the client's --concurrency bounds the run, so one chunk
 		// alone can keep every slot busy.
-		cfg.SummarizeConcurrency = max(1, st.concurrency)
+		r.SummarizeConcurrency = max(1, st.concurrency)
 	}
+}
+
+// sink adds the summary log and the progress bar's total to out.
+func (st *summarySetup) sink(out batch.Outputs) batch.Sink {
 	if st.log != nil {
-		cfg.Summarized = func(r *persona.Record, _ *persona.Turn, s batch.Summary) error { return st.log(r, s) }
+		out.Record = func(j *batch.Judged) error { return st.log(&j.Record, j.Summary) }
+	}
+	return countingSink{Outputs: out, counted: st.counted}
+}
+
+// countingSink is batch.Outputs that passes the first pass's turn count on
+// (batch.Counter).
+type countingSink struct {
+	batch.Outputs
+	counted func(int)
+}
+
+func (s countingSink) Counted(n int) {
+	if s.counted != nil {
+		s.counted(n)
 	}
 }
 

@@ -21,11 +21,13 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"evident/persona"
 	"evident/persona/batch"
 	"evident/persona/demo"
-	"evident/persona/runstore"
+	"evident/persona/ingest"
 	"evident/persona/speech"
 	"evident/persona/summarize"
+	"evident/runstore"
 )
 
 func main() {
@@ -84,7 +86,7 @@ func tableFlags() []cli.Flag {
 }
 
 // tables resolves the table flags to inputs.
-func tables(cmd *cli.Command) (turns, cards, lexicon batch.Input, err error) {
+func tables(cmd *cli.Command) (turns, cards, lexicon ingest.Source, err error) {
 	if cmd.Bool("demo") {
 		if cmd.String("turns") != "" || cmd.String("cards") != "" || cmd.String("lexicon") != "" {
 			return turns, cards, lexicon, errors.New("--demo cannot be combined with --turns, --cards or --lexicon")
@@ -93,22 +95,24 @@ func tables(cmd *cli.Command) (turns, cards, lexicon batch.Input, err error) {
 	}
 	for _, f := range []struct {
 		flag string
-		dst  *batch.Input
+		dst  *ingest.Source
 	}{{"turns", &turns}, {"cards", &cards}, {"lexicon", &lexicon}} {
 		path := cmd.String(f.flag)
 		if path == "" {
 			return turns, cards, lexicon, fmt.Errorf("--%s is required (or --demo)", f.flag)
 		}
-		if *f.dst, err = batch.FileInput(path); err != nil {
-			return turns, cards, lexicon, err
+		t, err := ingest.File(path)
+		if err != nil {
+			return nil, nil, nil, err
 		}
+		*f.dst = t
 	}
 	return turns, cards, lexicon, nil
 }
 
 // tablesAndProfile resolves the table flags and the speech profile, which
 // every command that judges needs together.
-func tablesAndProfile(cmd *cli.Command) (turns, cards, lexicon batch.Input, p *speech.Profile, err error) {
+func tablesAndProfile(cmd *cli.Command) (turns, cards, lexicon ingest.Source, p *speech.Profile, err error) {
 	if turns, cards, lexicon, err = tables(cmd); err != nil {
 		return
 	}
@@ -216,9 +220,9 @@ func judgeCommand() *cli.Command {
 				return err
 			}
 			defer sum.finish()
-			cfg := batch.Config{Judge: j, Out: bw, Reject: rejects, Workers: int(cmd.Int("workers")), TempDir: cmd.String("tmp")}
-			sum.configure(&cfg)
-			tally, err := batch.Judge(ctx, turns, cfg)
+			run := batch.Run{Judge: j, Turns: turns, Workers: int(cmd.Int("workers")), TempDir: cmd.String("tmp")}
+			sum.configure(&run)
+			tally, err := run.Do(ctx, sum.sink(batch.Outputs{Lines: bw, Reject: func(r persona.Reject) error { rejects(r); return nil }}))
 			if err != nil {
 				return err
 			}
@@ -255,7 +259,7 @@ func judgeCommand() *cli.Command {
 
 // judgeToStore is judge --db: the tables become a dataset and the verdicts a
 // run of the store (persona/runstore), as evident import does.
-func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon batch.Input, p *speech.Profile) error {
+func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon ingest.Source, p *speech.Profile) error {
 	for _, f := range []string{"out", "rejects"} {
 		if cmd.IsSet(f) {
 			return fmt.Errorf("--db stores records and rejects in the store; it cannot be combined with --%s", f)
@@ -282,7 +286,10 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon b
 			return err
 		}
 		defer sum.finish()
-		o.Configure = sum.configure
+		var r batch.Run
+		sum.configure(&r)
+		o.Summarizer, o.SummarizeConcurrency = r.Summarizer, r.SummarizeConcurrency
+		o.Also = sum.sink(batch.Outputs{})
 		if sum.s != nil {
 			o.PromptVersion = summarize.PromptVersion
 		}
@@ -308,11 +315,11 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon b
 // rejectSink returns where rejects go: JSONL to --rejects (an output file,
 // createOutput, that the caller commits on success; flush before that), or
 // one readable line each on stderr.
-func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, *outFile, error) {
+func rejectSink(cmd *cli.Command) (func(persona.Reject), func() error, *outFile, error) {
 	path := cmd.String("rejects")
 	if path == "" {
 		w := cmd.Root().ErrWriter
-		return func(r batch.Reject) {
+		return func(r persona.Reject) {
 			if r.Line > 0 && !strings.HasPrefix(r.Reason, "line ") {
 				fmt.Fprintf(w, "reject %s:%d: %s\n", r.File, r.Line, r.Reason)
 			} else {
@@ -327,7 +334,7 @@ func rejectSink(cmd *cli.Command) (func(batch.Reject), func() error, *outFile, e
 	bw := bufio.NewWriter(f)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	return func(r batch.Reject) { _ = enc.Encode(r) }, bw.Flush, f, nil
+	return func(r persona.Reject) { _ = enc.Encode(r) }, bw.Flush, f, nil
 }
 
 func checkCommand() *cli.Command {
@@ -349,7 +356,7 @@ func checkCommand() *cli.Command {
 				return err
 			}
 			path := cmd.String("verdicts")
-			verdicts := batch.Input{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+			verdicts := ingest.NewTable(path, ingest.JSONL, func() (io.ReadCloser, error) { return os.Open(path) })
 			rep, err := batch.Check(ctx, verdicts, turns, j)
 			if err != nil {
 				return err

@@ -3,7 +3,7 @@ package main
 // The store-backed commands: serve (the screen), import, report and eval.
 // Thin as the rest of the CLI: flags in, package calls out.
 //
-//	evident serve  [--db F] [--addr 127.0.0.1:8080] [--demo] [--token T] [--max-upload MiB]
+//	evident serve  [--db F] [--addr 127.0.0.1:8080] [--demo] [--token T] [--max-upload MiB] [--arc DIR]
 //	evident import (--demo | --turns F --cards F --lexicon F) [--db F] [--name N] [--keep-going] [--no-judge] [--speech-profile …] [--endings F]
 //	evident report [--run ID] --html FILE [--db F]
 //	evident eval   --gold FILE [--run ID] [--db F] [--json]
@@ -26,9 +26,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"evident/persona"
-	"evident/persona/batch"
 	"evident/persona/evalrun"
-	"evident/persona/runstore"
+	"evident/runstore"
 	"evident/store"
 	"evident/web"
 )
@@ -75,6 +74,7 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "demo", Usage: "serve the embedded demo from a throwaway in-memory store (nothing is written to disk)"},
 			&cli.StringFlag{Name: "token", Sources: cli.EnvVars("EVIDENT_TOKEN"), Usage: "ask for this token (login form) before showing anything; required off loopback"},
 			&cli.Int64Flag{Name: "max-upload", Value: web.DefaultMaxUpload >> 20, Usage: "largest upload in MiB (all files of one form together)"},
+			&cli.StringFlag{Name: "arc", Usage: "show ARC agent runs under /arc: an agent workspace, or a folder whose subfolders are workspaces"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			addr, token := cmd.String("addr"), cmd.String("token")
@@ -106,7 +106,7 @@ func serveCommand() *cli.Command {
 			} else if created {
 				fmt.Fprintf(errw, "empty store: imported and judged the demo as run #%d: %s\n", run.ID, run.Tally)
 			}
-			srv, err := web.New(db, web.Options{Token: token, MaxUpload: cmd.Int64("max-upload") << 20})
+			srv, err := web.New(db, web.Options{Token: token, MaxUpload: cmd.Int64("max-upload") << 20, ARC: cmd.String("arc")})
 			if err != nil {
 				return err
 			}
@@ -145,7 +145,7 @@ func importCommand() *cli.Command {
 			defer db.Close()
 			errw := cmd.Root().ErrWriter
 			o := runstore.Options{Name: cmd.String("name"), Profile: p, Strict: !cmd.Bool("keep-going"),
-				Reject: func(r batch.Reject) { fmt.Fprintf(errw, "reject %s:%d: %s\n", r.File, r.Line, r.Reason) }}
+				Reject: func(r persona.Reject) { fmt.Fprintf(errw, "reject %s:%d: %s\n", r.File, r.Line, r.Reason) }}
 			t := runstore.Tables{Turns: turns, Cards: cards, Lexicon: lexicon}
 			var res runstore.Result
 			if cmd.Bool("no-judge") {

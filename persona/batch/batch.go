@@ -29,7 +29,6 @@
 package batch
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -37,11 +36,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+
 	"reflect"
 	"runtime"
 	"slices"
-	"strings"
+
 	"sync"
 
 	jsoniter "github.com/json-iterator/go"
@@ -52,79 +51,33 @@ import (
 	"evident/persona/speech"
 )
 
-// Input is one table file: a name for messages and rejects, its format, and
-// a way to open it (called once per pass, so the judge can read it twice).
-type Input struct {
-	Name   string
-	Format ingest.Format
-	Open   func() (io.ReadCloser, error)
-}
-
-// FileInput returns the Input for a file path; the format comes from the
-// extension (ingest.FormatOf). The file is not opened yet.
-func FileInput(path string) (Input, error) {
-	f, err := ingest.FormatOf(path)
-	if err != nil {
-		return Input{}, err
-	}
-	return Input{Name: path, Format: f, Open: func() (io.ReadCloser, error) { return os.Open(path) }}, nil
-}
-
-// Reject is one input row that cannot be judged, written as JSONL
-// {file, line, turn_id, reason}. TurnID is nil when the row has none (or is
-// not a chat_turn row). Line is 1-based.
-type Reject struct {
-	File   string  `json:"file"`
-	Line   int     `json:"line"`
-	TurnID *string `json:"turn_id"`
-	Reason string  `json:"reason"`
-}
-
-// Tally counts a run: judged turns per verdict and rejected rows of all three
-// tables.
-type Tally struct {
-	Judged    int
-	ByVerdict map[persona.Verdict]int
-	Rejected  int
-}
-
-// String is the one-line tally printed at the end of a run, e.g.
-// "judged 8 (금지 소재 접촉 1 · 세계관 밖 고유명사 1 · 말투 어긋남 2 · 앞 회차를 기억 못 함 1 · 설정대로 말함 3), rejected 0".
-func (t Tally) String() string {
-	var parts []string
-	for _, v := range persona.Verdicts {
-		parts = append(parts, fmt.Sprintf("%s %d", v, t.ByVerdict[v]))
-	}
-	return fmt.Sprintf("judged %d (%s), rejected %d", t.Judged, strings.Join(parts, " · "), t.Rejected)
-}
-
 // readAll reads every row of a small table (cards, lexicon) with decode,
 // turning bad rows into rejects.
-func readAll[T any](in Input, decode func(ingest.Raw) (T, error)) (out []T, lines []int, rej []Reject, err error) {
-	rc, err := in.Open()
+func readAll[T any](in ingest.Source, decode func(ingest.Raw) (T, error)) (out []T, lines []int, rej []persona.Reject, err error) {
+	rows, err := in.Open()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	defer rc.Close()
-	rows, err := ingest.NewRows(rc, in.Format)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", in.Name, err)
-	}
+	defer rows.Close()
+	var buf []ingest.Raw
 	for {
-		raw, err := rows.Next()
-		if err == io.EOF {
+		var rerr error
+		buf, rerr = rows.ReadRows(buf[:0], chunkSize, chunkBytes)
+		if rerr != nil && rerr != io.EOF {
+			return nil, nil, nil, rerr
+		}
+		for _, raw := range buf {
+			v, err := decodeRaw(raw, decode)
+			if err != nil {
+				rej = append(rej, persona.Reject{File: in.Name(), Line: raw.Line, Reason: err.Error()})
+				continue
+			}
+			out = append(out, v)
+			lines = append(lines, raw.Line)
+		}
+		if rerr == io.EOF {
 			return out, lines, rej, nil
 		}
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", in.Name, err)
-		}
-		v, err := decodeRaw(raw, decode)
-		if err != nil {
-			rej = append(rej, Reject{File: in.Name, Line: raw.Line, Reason: err.Error()})
-			continue
-		}
-		out = append(out, v)
-		lines = append(lines, raw.Line)
 	}
 }
 
@@ -146,13 +99,13 @@ func decodeRaw[T any](raw ingest.Raw, decode func(ingest.Raw) (T, error)) (T, er
 // are prefilled as cardfile documents and used as they are (CardNotes lists
 // them for the creator to confirm). A file that is not a usable card is an
 // error naming it.
-func LoadCards(in Input) ([]persona.Card, []Reject, error) {
+func LoadCards(in ingest.Source) ([]persona.Card, []persona.Reject, error) {
 	if f, ok, err := cardFile(in); err != nil {
 		return nil, nil, err
 	} else if ok {
 		c, _ := f.Card("")
 		if c.HonorificRule == "" || c.FirstPerson == "" {
-			return nil, []Reject{{File: in.Name, Reason: fmt.Sprintf("card %q: honorific_rule and first_person are neither in data.extensions[%q] nor guessable from its Korean texts; set them with evident card write", c.Name, cardfile.ExtensionKey)}}, nil
+			return nil, []persona.Reject{{File: in.Name(), Reason: fmt.Sprintf("card %q: honorific_rule and first_person are neither in data.extensions[%q] nor guessable from its Korean texts; set them with evident card write", c.Name, cardfile.ExtensionKey)}}, nil
 		}
 		return []persona.Card{c}, nil, nil
 	}
@@ -164,7 +117,7 @@ func LoadCards(in Input) ([]persona.Card, []Reject, error) {
 	out := cards[:0]
 	for i, c := range cards {
 		if at, dup := seen[c.CharacterID]; dup {
-			rej = append(rej, Reject{File: in.Name, Line: lines[i],
+			rej = append(rej, persona.Reject{File: in.Name(), Line: lines[i],
 				Reason: fmt.Sprintf("duplicate character_id %q (first at line %d)", c.CharacterID, at)})
 			continue
 		}
@@ -176,7 +129,7 @@ func LoadCards(in Input) ([]persona.Card, []Reject, error) {
 
 // CardNotes returns one line per guessed field when in is a character card
 // file (see LoadCards), for the creator to confirm; nil for a table.
-func CardNotes(in Input) ([]string, error) {
+func CardNotes(in ingest.Source) ([]string, error) {
 	f, ok, err := cardFile(in)
 	if err != nil || !ok {
 		return nil, err
@@ -184,128 +137,173 @@ func CardNotes(in Input) ([]string, error) {
 	_, g := f.Card("")
 	var notes []string
 	for _, x := range g.Guessed {
-		notes = append(notes, in.Name+": guessed "+x.String())
+		notes = append(notes, in.Name()+": guessed "+x.String())
 	}
 	return notes, nil
 }
 
-// maxCardFile bounds how much of a character card file is read (PNG cards
-// carry an image; 64 MiB is far above real ones).
-const maxCardFile = 64 << 20
-
-// cardFile reads in as a character card file when it is one.
-func cardFile(in Input) (*cardfile.File, bool, error) {
-	if in.Format != ingest.CardFile && in.Format != ingest.JSONArray {
+// cardFile reads in as a character card file when it is one (an
+// ingest.CardSource that says so).
+func cardFile(in ingest.Source) (*cardfile.File, bool, error) {
+	cs, ok := in.(ingest.CardSource)
+	if !ok {
 		return nil, false, nil
 	}
-	rc, err := in.Open()
-	if err != nil {
-		return nil, false, err
-	}
-	defer rc.Close()
-	br := bufio.NewReader(io.LimitReader(rc, maxCardFile+1))
-	if in.Format == ingest.JSONArray {
-		b, _ := br.Peek(512)
-		b = bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF")), " \t\r\n")
-		if len(b) == 0 || b[0] != '{' {
-			return nil, false, nil
-		}
-	}
-	b, err := io.ReadAll(br)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", in.Name, err)
-	}
-	if len(b) > maxCardFile {
-		return nil, false, fmt.Errorf("%s: character card file larger than %d MiB", in.Name, maxCardFile>>20)
-	}
-	f, err := cardfile.Read(in.Name, b)
-	if err != nil {
-		return nil, false, err
-	}
-	return f, true, nil
+	return cs.CardFile()
 }
 
 // LoadLexicon reads the topic_lexicon table in row order; bad rows are rejects.
-func LoadLexicon(in Input) ([]persona.LexiconRow, []Reject, error) {
+func LoadLexicon(in ingest.Source) ([]persona.LexiconRow, []persona.Reject, error) {
 	rows, _, rej, err := readAll(in, ingest.DecodeLexicon)
 	return rows, rej, err
 }
 
-// Config configures Judge.
-type Config struct {
+// Run is one judgement of a chat_turn table: the judge, the table, and how
+// to run. Do runs it (pass 1, then pass 2) into a Sink. A Run may be
+// judged again; it holds no state between calls.
+type Run struct {
 	// Judge holds cards, lexicon and speech profile. Required.
 	Judge *persona.Judge
-	// Out receives one JSON record per judged turn, one per line, in input
-	// order. May be nil when only Record is wanted.
-	Out io.Writer
-	// Reject receives each rejected chat_turn row, in input order. May be nil.
-	Reject func(Reject)
+	// Turns is the chat_turn table. It is opened twice (once per pass) and
+	// must give the same rows both times; a table that changes between the
+	// passes is an error.
+	Turns ingest.Source
 	// Workers decoding and judging in parallel; 0 means GOMAXPROCS.
 	Workers int
-	// Record, when set, also receives each judged record with its turn, in
-	// input order, from a single goroutine (for a store). An error stops the run.
-	Record func(rec *persona.Record, t *persona.Turn) error
-
-	// Summarize, when set, may replace a judged record's summary and
-	// evidence (a model's rewrite that code checked; see persona/summarize)
-	// and says which summary was used. It is called inside the workers,
-	// after the rules and before the record is written, with the turn's
-	// check context (cx.Turn, cx.Pos, cx.History; cx.TurnByID knows the
-	// recall source turn as the session index holds it: turn_id,
-	// session_id, character_id and reply_text). It must not change any
-	// other field of rec: the verdict and rule fields belong to the rules.
-	// batch holds it to that: a hook that changes another field, or changes
-	// the text but reports SummaryRule, gets the rules' record back
-	// (RejectedBy "summarizer changed a rule field" in the first case).
-	// The records of one chunk are summarized concurrently, up to
-	// SummarizeConcurrency at a time per worker, so that slow model calls
-	// overlap even on few cores; output order is still input order.
-	Summarize func(ctx context.Context, rec *persona.Record, cx persona.Context) Summary
-	// SummarizeConcurrency bounds the Summarize calls in flight per worker
-	// (0: 8). The model client's own limit bounds the run as a whole.
-	SummarizeConcurrency int
-	// Summarized, when set, receives each judged record with its turn and
-	// its Summary, in input order, from a single goroutine (for a sidecar
-	// log or a store's WithSummary), after Record. Without Summarize every
-	// Summary is {Source: SummaryRule}. An error stops the run.
-	Summarized func(rec *persona.Record, t *persona.Turn, s Summary) error
 	// TempDir is where the first pass's index spills its sorted runs (a
 	// temporary file, removed when the run ends; see index.go). "" lets the
 	// sort library choose a disk-backed directory (/var/tmp before /tmp).
 	TempDir string
+	// Summarizer, when set, may replace judged records' summaries (see
+	// Summarizer). nil: every record keeps the rules' summary.
+	Summarizer Summarizer
+	// SummarizeConcurrency bounds the Summarize calls in flight per worker
+	// (0: 8). The model client's own limit bounds the run as a whole.
+	SummarizeConcurrency int
+
 	// runSize overrides runSize (tests use tiny runs to spill).
 	runSize int
-
-	// Counted, when set, is called once after the first pass with the
-	// number of turns the second pass will judge (e.g. a progress bar's
-	// total).
-	Counted func(turns int)
 }
 
-// Summary says which summary a record carries and why a model's rewrite was
-// not used (Config.Summarize; the sidecar of spec persona.md "Evidence,
-// summary, hedge").
-type Summary struct {
-	// Source is SummaryRule (the rules' default sentence and evidence) or
-	// SummaryModel (a model's rewrite that passed the checks).
-	Source string `json:"summary_source"`
-	// RejectedBy names what threw a model's rewrite away ("check 8",
-	// "proper noun", "discarded: verdict differs", "failed: timeout", …);
-	// "" when a model's summary was used or none was asked for.
-	RejectedBy string `json:"rejected_by,omitempty"`
-	// Detail says more about RejectedBy for people (the failing check's
-	// reason, the field that differs, the call's error); "" when none.
-	Detail string `json:"detail,omitempty"`
-	// Cached reports that the model's answer came from the cache, not a
-	// call.
-	Cached bool `json:"cached"`
+// Summarizer may replace a judged record's summary and evidence (a model's
+// rewrite that code checked; see persona/summarize) and says which summary
+// was used. Summarize is called inside the workers, after the rules and
+// before the record reaches the sink, with the turn's check context
+// (cx.Turn, cx.Pos, cx.History; cx.TurnByID knows the recall source turn as
+// the session index holds it: turn_id, session_id, character_id and
+// reply_text). It must not change any other field of rec: the verdict and
+// rule fields belong to the rules. The run holds it to that: a summarizer
+// that changes another field, or changes the text but reports SummaryRule,
+// gets the rules' record back (RejectedBy "summarizer changed a rule field"
+// in the first case). The records of one chunk are summarized concurrently,
+// up to Run.SummarizeConcurrency at a time per worker, so that slow model
+// calls overlap even on few cores; the sink still sees input order.
+// Implementations are safe for concurrent use.
+type Summarizer interface {
+	Summarize(ctx context.Context, rec *persona.Record, cx persona.Context) persona.Summary
 }
 
-// The two values of Summary.Source.
+// Counter may be implemented by a Sink or a Summarizer that wants to know,
+// once after the first pass, how many turns the second pass will judge (a
+// progress bar's total).
+type Counter interface {
+	Counted(turns int)
+}
+
+// Judged is one judged record with its turn and the summary outcome (Source
+// SummaryRule when no summarizer ran).
+type Judged struct {
+	Record  persona.Record
+	Turn    persona.Turn
+	Summary persona.Summary
+}
+
+// Want says what a Sink takes of the records (Sink.Wants).
+type Want uint8
+
+// The two things a Sink may want of the records.
 const (
-	SummaryRule  = "rule"
-	SummaryModel = "model"
+	// WantLines: the records encoded as JSON Lines (spec persona.md
+	// "Output"), encoded by the workers, in input order.
+	WantLines Want = 1 << iota
+	// WantRecords: the records as values with their turns and summary
+	// outcomes (a store, a sidecar log).
+	WantRecords
 )
+
+// Sink receives a run's results in input order, from one goroutine: records
+// and rejects one chunk of consecutive input rows at a time, then the tally.
+// An error from any method stops the run and is returned by Run.Do.
+type Sink interface {
+	// Wants is asked once per run: a sink that wants neither gets records
+	// as nil and nil, and the run keeps none (the cheapest run).
+	Wants() Want
+	// Records receives the judged records of one chunk: lines holds them as
+	// JSON Lines when the sink wants WantLines (else nil); recs holds them
+	// as values when it wants WantRecords (else nil). Neither may be kept
+	// after the call returns. Called only for chunks with a record.
+	Records(lines []byte, recs []Judged) error
+	// Rejects receives the rejected rows of one chunk, in input order.
+	// Called only for chunks with a reject.
+	Rejects(rs []persona.Reject) error
+	// Tally receives the run's tally once, after the last chunk, when the
+	// whole table was judged.
+	Tally(t persona.Tally) error
+}
+
+// Outputs is a Sink made of optional parts, for shells and tests: Lines gets
+// the JSON Lines records, Record each record value, Reject each reject; nil
+// parts are not asked for.
+type Outputs struct {
+	Lines  io.Writer
+	Record func(j *Judged) error
+	Reject func(r persona.Reject) error
+}
+
+// Wants implements Sink.
+func (o Outputs) Wants() Want {
+	var w Want
+	if o.Lines != nil {
+		w |= WantLines
+	}
+	if o.Record != nil {
+		w |= WantRecords
+	}
+	return w
+}
+
+// Records implements Sink.
+func (o Outputs) Records(lines []byte, recs []Judged) error {
+	if o.Lines != nil {
+		if _, err := o.Lines.Write(lines); err != nil {
+			return fmt.Errorf("write records: %w", err)
+		}
+	}
+	if o.Record != nil {
+		for i := range recs {
+			if err := o.Record(&recs[i]); err != nil {
+				return fmt.Errorf("record %s: %w", recs[i].Turn.TurnID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Rejects implements Sink.
+func (o Outputs) Rejects(rs []persona.Reject) error {
+	if o.Reject == nil {
+		return nil
+	}
+	for _, r := range rs {
+		if err := o.Reject(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tally implements Sink; it does nothing.
+func (Outputs) Tally(persona.Tally) error { return nil }
 
 // recordJSON encodes records like encoding/json with SetEscapeHTML(false).
 var recordJSON = jsoniter.Config{EscapeHTML: false, SortMapKeys: true, ValidateJsonRawMessage: true}.Froze()
@@ -320,15 +318,6 @@ const (
 	chunkBytes = 256 << 10
 )
 
-// rawSize is the size of a row's text, for chunkBytes.
-func rawSize(r *ingest.Raw) int {
-	n := len(r.JSON)
-	for _, c := range r.CSV {
-		n += len(c)
-	}
-	return n
-}
-
 type chunk struct {
 	first int           // input position of raws[0]
 	done  chan struct{} // closed when work is finished (or skipped)
@@ -337,9 +326,9 @@ type chunk struct {
 	notes chunkNotes // pass 2: what pass 1 learned about these rows
 	// results
 	cands   []candidate   // pass 1; pos < 0 when the row is no candidate
-	out     *bytes.Buffer // pass 2: encoded records (from outBuffers)
-	rejects []Reject      // pass 2
-	recs    []judged      // pass 2, only when Config.Record or Summarized is set
+	out     *bytes.Buffer // pass 2: encoded records (from outBuffers), when the sink wants lines
+	rejects []persona.Reject
+	recs    []Judged // pass 2, only when the sink wants records
 	tally   map[persona.Verdict]int
 }
 
@@ -347,16 +336,12 @@ type chunk struct {
 // finished chunks in input order. attach, when set, is called on each chunk
 // by the reader, in input order, before a worker sees it. It stops at the
 // first error.
-func pipeline(ctx context.Context, in Input, workers int, attach, work func(context.Context, *chunk), sink func(*chunk) error) error {
-	rc, err := in.Open()
+func pipeline(ctx context.Context, in ingest.Source, workers int, attach, work func(context.Context, *chunk), sink func(*chunk) error) error {
+	rows, err := in.Open()
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
-	rows, err := ingest.NewRows(rc, in.Format)
-	if err != nil {
-		return fmt.Errorf("%s: %w", in.Name, err)
-	}
+	defer rows.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -369,19 +354,14 @@ func pipeline(ctx context.Context, in Input, workers int, attach, work func(cont
 		pos := 0
 		for eof := false; !eof; {
 			c := &chunk{first: pos, done: make(chan struct{})}
-			for size := 0; len(c.raws) < chunkSize && size < chunkBytes; {
-				raw, err := rows.Next()
-				if err == io.EOF {
-					eof = true
-					break
-				}
-				if err != nil {
-					readErr = fmt.Errorf("%s: %w", in.Name, err)
-					eof = true
-					break
-				}
-				c.raws = append(c.raws, raw)
-				size += rawSize(&raw)
+			var err error
+			c.raws, err = rows.ReadRows(make([]ingest.Raw, 0, chunkSize), chunkSize, chunkBytes)
+			switch {
+			case err == io.EOF:
+				eof = true
+			case err != nil:
+				readErr = err
+				eof = true
 			}
 			pos += len(c.raws)
 			if len(c.raws) == 0 {
@@ -434,31 +414,39 @@ func pipeline(ctx context.Context, in Input, workers int, attach, work func(cont
 	return ctx.Err()
 }
 
-// judged is a record with its turn (and summary outcome), for Config.Record
-// and Config.Summarized.
-type judged struct {
-	rec  persona.Record
-	turn persona.Turn
-	sum  Summary
-}
-
-// Judge judges every row of the chat_turn table turns and writes records to
-// cfg.Out and rejects to cfg.Reject, both in input order. The returned error
-// is fatal (I/O, a table that cannot be read at all, a failed write); row
-// problems are rejects, never errors.
-func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
-	workers := cfg.Workers
+// Do judges every row of r.Turns and hands records, rejects and the tally
+// to sink, in input order: pass 1 indexes the table, pass 2 judges it. The
+// returned error is fatal (I/O, a table that cannot be read at all, a sink
+// error, a table that changed between the passes); row problems are
+// rejects, never errors. The tally is returned also after an error, counting
+// what reached the sink.
+func (r *Run) Do(ctx context.Context, sink Sink) (persona.Tally, error) {
+	workers := r.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	j := cfg.Judge
-
-	// Pass 1: candidates (rows that decode and name a known character) and
-	// the rows that are not, into the first pass's index (index.go).
-	ix := newIndex(ctx, j, cfg.runSize, cfg.TempDir)
+	ix, rows1, err := r.pass1(ctx, workers)
 	defer ix.close()
+	if err != nil {
+		return persona.Tally{}, err
+	}
+	for _, x := range []any{sink, r.Summarizer} {
+		if c, ok := x.(Counter); ok {
+			c.Counted(ix.turns)
+		}
+	}
+	return r.pass2(ctx, workers, ix, rows1, sink)
+}
+
+// pass1 reads the table once into the first pass's index (index.go):
+// candidates (rows that decode and name a known character) and the rows that
+// are not. It returns the index (always; close it) and the number of rows
+// read.
+func (r *Run) pass1(ctx context.Context, workers int) (*index, int, error) {
+	j := r.Judge
+	ix := newIndex(ctx, j, r.runSize, r.TempDir)
 	rows1 := 0 // rows pass 1 read; pass 2 must read the same
-	err := pipeline(ix.ctx, turns, workers, nil, func(_ context.Context, c *chunk) {
+	err := pipeline(ix.ctx, r.Turns, workers, nil, func(_ context.Context, c *chunk) {
 		c.cands = make([]candidate, len(c.raws))
 		for i, raw := range c.raws {
 			c.cands[i].pos = -1
@@ -477,7 +465,7 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 		for i := range c.cands {
 			pos := c.first + i
 			if pos > math.MaxInt32 {
-				return fmt.Errorf("%s: more than %d rows", turns.Name, math.MaxInt32)
+				return fmt.Errorf("%s: more than %d rows", r.Turns.Name(), math.MaxInt32)
 			}
 			if c.cands[i].pos < 0 {
 				ix.unusable(int32(pos))
@@ -494,64 +482,68 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 		if cause := context.Cause(ix.ctx); cause != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
 			err = cause // the index failed (say, its temporary file) and cancelled the read
 		}
-		return Tally{}, err
+		return ix, rows1, err
 	}
+	return ix, rows1, nil
+}
 
-	// Pass 2: judge in input order.
-	tally := Tally{ByVerdict: map[persona.Verdict]int{}}
-	// judgeRow decodes and judges row i of c; rej is set when the row is
-	// rejected.
-	judgeRow := func(c *chunk, i int) (t persona.Turn, rec persona.Record, rej *Reject) {
-		raw := c.raws[i]
-		pos := c.first + i
-		n := c.notes.at(pos)
-		decode := ingest.DecodeTurnChecked // pass 1 checked these very bytes
-		if n != nil && n.kind == noteUnusable {
-			decode = ingest.DecodeTurn
-		}
-		t, err := decodeRaw(raw, decode)
-		if err != nil {
-			return t, rec, &Reject{File: turns.Name, Line: raw.Line, TurnID: rawTurnID(raw), Reason: err.Error()}
-		}
-		if n != nil && n.kind == noteDuplicate {
-			return t, rec, &Reject{File: turns.Name, Line: raw.Line, TurnID: idOf(&t),
-				Reason: fmt.Sprintf("duplicate turn_id %q (first at line %d)", t.TurnID, n.line)}
-		}
-		rec, err = j.Judge(&t, pos, c.notes)
-		if err != nil {
-			return t, rec, &Reject{File: turns.Name, Line: raw.Line, TurnID: idOf(&t), Reason: err.Error()}
-		}
-		return t, rec, nil
+// judgeRow decodes and judges row i of c (pass 2); rej is set when the row
+// is rejected.
+func (r *Run) judgeRow(c *chunk, i int) (t persona.Turn, rec persona.Record, rej *persona.Reject) {
+	raw := c.raws[i]
+	pos := c.first + i
+	n := c.notes.at(pos)
+	decode := ingest.DecodeTurnChecked // pass 1 checked these very bytes
+	if n != nil && n.kind == noteUnusable {
+		decode = ingest.DecodeTurn
 	}
-	if cfg.Counted != nil {
-		cfg.Counted(ix.turns)
+	t, err := decodeRaw(raw, decode)
+	if err != nil {
+		return t, rec, &persona.Reject{File: r.Turns.Name(), Line: raw.Line, TurnID: rawTurnID(raw), Reason: err.Error()}
 	}
+	if n != nil && n.kind == noteDuplicate {
+		return t, rec, &persona.Reject{File: r.Turns.Name(), Line: raw.Line, TurnID: idOf(&t),
+			Reason: fmt.Sprintf("duplicate turn_id %q (first at line %d)", t.TurnID, n.line)}
+	}
+	rec, err = r.Judge.Judge(&t, pos, c.notes)
+	if err != nil {
+		return t, rec, &persona.Reject{File: r.Turns.Name(), Line: raw.Line, TurnID: idOf(&t), Reason: err.Error()}
+	}
+	return t, rec, nil
+}
+
+// pass2 re-reads the table, reading the first pass's notes in step with it,
+// judges every row and hands the results to sink in input order.
+func (r *Run) pass2(ctx context.Context, workers int, ix *index, rows1 int, sink Sink) (persona.Tally, error) {
+	tally := persona.Tally{ByVerdict: map[persona.Verdict]int{}}
+	want := sink.Wants()
+	lines, keep := want&WantLines != 0, want&WantRecords != 0
+	name := r.Turns.Name()
 	attach := func(_ context.Context, c *chunk) { c.notes = ix.take(int32(c.first + len(c.raws))) }
-	keep := cfg.Record != nil || cfg.Summarized != nil
 	rows2 := 0
-	err = pipeline(ix.ctx, turns, workers, attach, func(ctx context.Context, c *chunk) {
+	err := pipeline(ix.ctx, r.Turns, workers, attach, func(ctx context.Context, c *chunk) {
 		c.tally = map[persona.Verdict]int{}
 		var enc *jsoniter.Encoder // json-iterator: same bytes as encoding/json here, less CPU (TestRecordBytes)
-		if cfg.Out != nil {
+		if lines {
 			c.out = outBuffers.Get().(*bytes.Buffer)
 			enc = recordJSON.NewEncoder(c.out)
 		}
-		if cfg.Summarize == nil {
+		if r.Summarizer == nil {
 			for i := range c.raws {
-				t, rec, rej := judgeRow(c, i)
+				t, rec, rej := r.judgeRow(c, i)
 				if rej != nil {
 					c.rejects = append(c.rejects, *rej)
 					continue
 				}
 				if enc != nil {
 					if err := enc.Encode(&rec); err != nil {
-						c.rejects = append(c.rejects, Reject{File: turns.Name, Line: c.raws[i].Line, TurnID: idOf(&t), Reason: "encode: " + err.Error()})
+						c.rejects = append(c.rejects, persona.Reject{File: name, Line: c.raws[i].Line, TurnID: idOf(&t), Reason: "encode: " + err.Error()})
 						continue
 					}
 				}
 				c.tally[rec.Verdict]++
 				if keep {
-					c.recs = append(c.recs, judged{rec: rec, turn: t, sum: Summary{Source: SummaryRule}})
+					c.recs = append(c.recs, Judged{Record: rec, Turn: t, Summary: persona.Summary{Source: persona.SummaryRule}})
 				}
 			}
 			return
@@ -559,15 +551,15 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 		// With a summarizer: judge the whole chunk, summarize its records
 		// concurrently, then write rows in input order.
 		type row struct {
-			rej *Reject
-			jd  judged
+			rej *persona.Reject
+			jd  Judged
 		}
 		rows := make([]row, len(c.raws))
 		for i := range c.raws {
-			t, rec, rej := judgeRow(c, i)
-			rows[i] = row{rej: rej, jd: judged{rec: rec, turn: t}}
+			t, rec, rej := r.judgeRow(c, i)
+			rows[i] = row{rej: rej, jd: Judged{Record: rec, Turn: t}}
 		}
-		limit := cfg.SummarizeConcurrency
+		limit := r.SummarizeConcurrency
 		if limit <= 0 {
 			limit = 8
 		}
@@ -579,13 +571,13 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 			}
 			sem <- struct{}{}
 			wg.Add(1)
-			go func(jd *judged, pos int) {
+			go func(jd *Judged, pos int) {
 				defer func() { <-sem; wg.Done() }()
-				rule := jd.rec
+				rule := jd.Record
 				rule.Evidence = slices.Clone(rule.Evidence)
-				cx := persona.Context{Turn: &jd.turn, Pos: pos, History: c.notes, TurnByID: sourceLookup(&jd.rec, &jd.turn, pos, c.notes)}
-				jd.sum = cfg.Summarize(ctx, &jd.rec, cx)
-				jd.rec = guardSummary(rule, jd.rec, &jd.sum)
+				cx := persona.Context{Turn: &jd.Turn, Pos: pos, History: c.notes, TurnByID: sourceLookup(&jd.Record, &jd.Turn, pos, c.notes)}
+				jd.Summary = r.Summarizer.Summarize(ctx, &jd.Record, cx)
+				jd.Record = guardSummary(rule, jd.Record, &jd.Summary)
 			}(&rows[i].jd, c.first+i)
 		}
 		wg.Wait()
@@ -596,44 +588,38 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 			}
 			jd := &rows[i].jd
 			if enc != nil {
-				if err := enc.Encode(&jd.rec); err != nil {
-					c.rejects = append(c.rejects, Reject{File: turns.Name, Line: c.raws[i].Line, TurnID: &jd.turn.TurnID, Reason: "encode: " + err.Error()})
+				if err := enc.Encode(&jd.Record); err != nil {
+					c.rejects = append(c.rejects, persona.Reject{File: name, Line: c.raws[i].Line, TurnID: &jd.Turn.TurnID, Reason: "encode: " + err.Error()})
 					continue
 				}
 			}
-			c.tally[jd.rec.Verdict]++
+			c.tally[jd.Record.Verdict]++
 			if keep {
 				c.recs = append(c.recs, *jd)
 			}
 		}
 	}, func(c *chunk) error {
 		if rows2 += len(c.raws); rows2 > rows1 {
-			return fmt.Errorf("%s changed during the run: it now has more than the %d rows the first pass read", turns.Name, rows1)
+			return fmt.Errorf("%s changed during the run: it now has more than the %d rows the first pass read", name, rows1)
 		}
-		for i := range c.recs {
-			jd := &c.recs[i]
-			if cfg.Record != nil {
-				if err := cfg.Record(&jd.rec, &jd.turn); err != nil {
-					return fmt.Errorf("record %s: %w", jd.turn.TurnID, err)
-				}
+		var err error
+		if len(c.tally) > 0 {
+			var b []byte
+			if c.out != nil {
+				b = c.out.Bytes()
 			}
-			if cfg.Summarized != nil {
-				if err := cfg.Summarized(&jd.rec, &jd.turn, jd.sum); err != nil {
-					return fmt.Errorf("record %s: %w", jd.turn.TurnID, err)
-				}
-			}
+			err = sink.Records(b, c.recs)
 		}
 		if c.out != nil {
-			_, err := c.out.WriteTo(cfg.Out)
 			c.out.Reset()
 			outBuffers.Put(c.out)
-			if err != nil {
-				return fmt.Errorf("write records: %w", err)
-			}
 		}
-		for _, r := range c.rejects {
-			if cfg.Reject != nil {
-				cfg.Reject(r)
+		if err != nil {
+			return err
+		}
+		if len(c.rejects) > 0 {
+			if err := sink.Rejects(c.rejects); err != nil {
+				return err
 			}
 		}
 		tally.Rejected += len(c.rejects)
@@ -654,9 +640,9 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 	case err != nil:
 		return tally, context.Cause(ix.ctx)
 	case rows2 < rows1:
-		return tally, fmt.Errorf("%s changed during the run: it now has %d rows, the first pass read %d", turns.Name, rows2, rows1)
+		return tally, fmt.Errorf("%s changed during the run: it now has %d rows, the first pass read %d", name, rows2, rows1)
 	}
-	return tally, nil
+	return tally, sink.Tally(tally)
 }
 
 // guardSummary holds a Summarize hook to its contract: got may differ from
@@ -664,15 +650,15 @@ func Judge(ctx context.Context, turns Input, cfg Config) (Tally, error) {
 // outcome says SummaryModel. A hook that changed another field gets the
 // rules' record back with RejectedBy "summarizer changed a rule field"; one
 // that changed the text but reports the rules' summary gets the rules' text.
-func guardSummary(rule, got persona.Record, s *Summary) persona.Record {
-	if s.Source != SummaryModel {
-		s.Source = SummaryRule
+func guardSummary(rule, got persona.Record, s *persona.Summary) persona.Record {
+	if s.Source != persona.SummaryModel {
+		s.Source = persona.SummaryRule
 		return rule
 	}
 	chk := got
 	chk.Summary, chk.Evidence = rule.Summary, rule.Evidence
 	if !reflect.DeepEqual(chk, rule) {
-		*s = Summary{Source: SummaryRule, RejectedBy: "summarizer changed a rule field"}
+		*s = persona.Summary{Source: persona.SummaryRule, RejectedBy: "summarizer changed a rule field"}
 		return rule
 	}
 	return got
@@ -729,33 +715,24 @@ func rawTurnID(raw ingest.Raw) *string {
 	return nil
 }
 
-// rejectText is a reject for people: the reason, after the line when the
-// reason does not already start with it.
-func rejectText(r Reject) string {
-	if r.Line > 0 && !strings.HasPrefix(r.Reason, "line ") {
-		return fmt.Sprintf("line %d: %s", r.Line, r.Reason)
-	}
-	return r.Reason
-}
-
 // NewJudge loads the card and lexicon tables and prepares a judge with
 // profile (nil: the seed profile). Rows of either table that cannot be used
 // come back as rejects; the error is fatal: a table cannot be read, or it has
 // rows and none of them can be used (a swapped or wrong table).
-func NewJudge(cards, lexicon Input, profile *speech.Profile) (*persona.Judge, []Reject, error) {
+func NewJudge(cards, lexicon ingest.Source, profile *speech.Profile) (*persona.Judge, []persona.Reject, error) {
 	cs, rej, err := LoadCards(cards)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(cs) == 0 && len(rej) > 0 {
-		return nil, nil, fmt.Errorf("%s: no character_card row could be read (is it the right table?); first: %s", cards.Name, rejectText(rej[0]))
+		return nil, nil, fmt.Errorf("%s: no character_card row could be read (is it the right table?); first: %s", cards.Name(), rej[0].Text())
 	}
 	lex, lrej, err := LoadLexicon(lexicon)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(lex) == 0 && len(lrej) > 0 {
-		return nil, nil, fmt.Errorf("%s: no topic_lexicon row could be read (is it the right table?); first: %s", lexicon.Name, rejectText(lrej[0]))
+		return nil, nil, fmt.Errorf("%s: no topic_lexicon row could be read (is it the right table?); first: %s", lexicon.Name(), lrej[0].Text())
 	}
 	j, err := persona.NewJudge(cs, lex, profile)
 	if err != nil {
@@ -767,3 +744,11 @@ func NewJudge(cards, lexicon Input, profile *speech.Profile) (*persona.Judge, []
 // outBuffers recycles the chunks' record buffers: grown once to a chunk's
 // size, not per chunk (growing them was 7 % of a 1M-turn run's CPU).
 var outBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// SummarizerFunc is a function used as a Summarizer.
+type SummarizerFunc func(ctx context.Context, rec *persona.Record, cx persona.Context) persona.Summary
+
+// Summarize implements Summarizer.
+func (f SummarizerFunc) Summarize(ctx context.Context, rec *persona.Record, cx persona.Context) persona.Summary {
+	return f(ctx, rec, cx)
+}

@@ -6,7 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+
 	"os"
 	"path/filepath"
 	"reflect"
@@ -123,10 +123,6 @@ func TestSeedExamples(t *testing.T) {
 			}
 		})
 	}
-}
-
-func bytesInput(name string, f ingest.Format, b []byte) Input {
-	return Input{Name: name, Format: f, Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}
 }
 
 const cardsJSON = `[{"character_id":"C1","name":"도강","honorific_rule":"반말","first_person":"나","canon_entities":["하늘"],"forbidden_topics":["현실 정치"],"entity_roles":[{"role":"동생","entity":"하늘"}]}]`

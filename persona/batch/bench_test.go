@@ -21,7 +21,7 @@ const benchRows = 20000
 // so sessions, recall and duplicates behave as in the demo. The rows are
 // otherwise the demo's bytes.
 func benchTurns(b *testing.B, n int) []byte {
-	rc, err := demo.Turns().Open()
+	rc, err := demo.Turns().OpenBytes()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func benchTurns(b *testing.B, n int) []byte {
 	return buf.Bytes()
 }
 
-// BenchmarkJudgeFile runs batch.Judge, both passes on all cores, over an
+// BenchmarkJudgeFile runs a batch.Run, both passes on all cores, over an
 // in-memory 20,000-row JSONL table into io.Discard.
 func BenchmarkJudgeFile(b *testing.B) {
 	j, rej, err := batch.NewJudge(demo.Cards(), demo.Lexicon(), nil)
@@ -70,12 +70,12 @@ func BenchmarkJudgeFile(b *testing.B) {
 		b.Fatal(err, rej)
 	}
 	data := benchTurns(b, benchRows)
-	in := batch.Input{Name: "bench.jsonl", Format: ingest.JSONL,
-		Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}
+	run := batch.Run{Judge: j, Turns: ingest.NewTable("bench.jsonl", ingest.JSONL,
+		func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		tally, err := batch.Judge(context.Background(), in, batch.Config{Judge: j, Out: io.Discard})
+		tally, err := run.Do(context.Background(), batch.Outputs{Lines: io.Discard})
 		if err != nil {
 			b.Fatal(err)
 		}

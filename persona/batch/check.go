@@ -1,7 +1,6 @@
 package batch
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,74 +45,64 @@ type Failure struct {
 // OK reports whether every record passed every check and the schema.
 func (r *CheckReport) OK() bool { return len(r.Failures) == 0 }
 
-// Check runs the seed's ten automatic checks on every record of a JSONL
-// verdict file (ours or another system's) against the turns it judges. The
+// Check runs the seed's ten automatic checks on every record of verdicts, a
+// JSON Lines table of records (a verdict file, ours or another system's, as
+// ingest.NewTable(path, ingest.JSONL, …); a stored run's records), against
+// the turns it judges. The
 // turn table is held in memory (the checks look up any turn by id) and
 // indexed as the judge indexes it; turn rows that the judge would reject are
 // skipped. The error is fatal (a table cannot be read); bad records are
 // failures in the report.
-func Check(ctx context.Context, verdicts, turns Input, j *persona.Judge) (*CheckReport, error) {
+func Check(ctx context.Context, verdicts, turns ingest.Source, j *persona.Judge) (*CheckReport, error) {
 	byID := map[string]*persona.Turn{}
 	pos := map[string]int{}
 	sessions := persona.NewSessionsFor(j.RecallEntities())
-	rc, err := turns.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	rows, err := ingest.NewRows(rc, turns.Format)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", turns.Name, err)
-	}
-	for i := 0; ; i++ {
-		raw, err := rows.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", turns.Name, err)
-		}
+	i := 0
+	err := eachRow(turns, func(raw ingest.Raw) error {
+		defer func() { i++ }()
 		t, err := decodeRaw(raw, ingest.DecodeTurn)
 		if err != nil {
-			continue
+			return nil
 		}
 		if _, ok := j.Card(t.CharacterID); !ok || byID[t.TurnID] != nil {
-			continue
+			return nil
 		}
 		byID[t.TurnID], pos[t.TurnID] = &t, i
 		sessions.Add(&t, i)
-	}
-	lookup := func(id string) (*persona.Turn, bool) { t, ok := byID[id]; return t, ok }
-
-	vf, err := verdicts.Open()
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer vf.Close()
+	lookup := func(id string) (*persona.Turn, bool) { t, ok := byID[id]; return t, ok }
+
 	rep := &CheckReport{}
 	covered := map[string]int{} // turn_id → line of its first record
-	br := bufio.NewReaderSize(vf, 1<<16)
-	for line := 1; ; line++ {
+	err = eachRow(verdicts, func(raw ingest.Raw) error {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		b, rerr := br.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return nil, fmt.Errorf("%s: line %d: %w", verdicts.Name, line, rerr)
+		if raw.JSON == nil { // a CSV or broken array element: not a record line
+			rep.Unreadable++
+			reason := "not a verdict record"
+			if raw.Err != nil {
+				reason += ": " + raw.Err.Error()
+			}
+			rep.Failures = append(rep.Failures, Failure{Line: raw.Line, Reason: reason})
+			return nil
 		}
-		if len(trimSpace(b)) > 0 {
-			if id, ok := rep.checkLine(line, b, j, byID, pos, sessions, lookup); ok {
-				if at, dup := covered[id]; dup {
-					rep.Repeated++
-					rep.Failures = append(rep.Failures, Failure{Line: line, TurnID: id, Reason: fmt.Sprintf("a second record for turn %q (first at line %d)", id, at)})
-				} else {
-					covered[id] = line
-				}
+		if id, ok := rep.checkLine(raw.Line, raw.JSON, j, byID, pos, sessions, lookup); ok {
+			if at, dup := covered[id]; dup {
+				rep.Repeated++
+				rep.Failures = append(rep.Failures, Failure{Line: raw.Line, TurnID: id, Reason: fmt.Sprintf("a second record for turn %q (first at line %d)", id, at)})
+			} else {
+				covered[id] = raw.Line
 			}
 		}
-		if rerr == io.EOF {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var missing []string
 	for id := range byID {
@@ -129,11 +118,30 @@ func Check(ctx context.Context, verdicts, turns Input, j *persona.Judge) (*Check
 	return rep, nil
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
+// eachRow calls fn with every row of in, in order, reading it in chunks; it
+// stops at fn's first error or the table's fatal one.
+func eachRow(in ingest.Source, fn func(ingest.Raw) error) error {
+	rows, err := in.Open()
+	if err != nil {
+		return err
 	}
-	return b
+	defer rows.Close()
+	var buf []ingest.Raw
+	for {
+		var rerr error
+		buf, rerr = rows.ReadRows(buf[:0], chunkSize, chunkBytes)
+		if rerr != nil && rerr != io.EOF {
+			return rerr
+		}
+		for _, raw := range buf {
+			if err := fn(raw); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+	}
 }
 
 // checkLine checks one record line and returns its turn_id (false when the

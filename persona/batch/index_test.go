@@ -423,13 +423,13 @@ func TestFirstPassHoldsNoPerTurnState(t *testing.T) {
 // like a file appended to or truncated between the judge's two passes.
 func changingInput(first, then []byte) Input {
 	opens := 0
-	return Input{Name: "t.jsonl", Format: ingest.JSONL, Open: func() (io.ReadCloser, error) {
+	return ingest.NewTable("t.jsonl", ingest.JSONL, func() (io.ReadCloser, error) {
 		opens++
 		if opens == 1 {
 			return io.NopCloser(bytes.NewReader(first)), nil
 		}
 		return io.NopCloser(bytes.NewReader(then)), nil
-	}}
+	})
 }
 
 // failingWriter fails every write with err.

@@ -19,21 +19,21 @@ import (
 	"embed"
 	"io"
 
-	"evident/persona/batch"
 	"evident/persona/ingest"
 )
 
 //go:embed data/turns.jsonl data/cards.json data/lexicon.csv data/intended.tsv
 var files embed.FS
 
-func input(name string, f ingest.Format) batch.Input {
-	return batch.Input{Name: "demo:" + name, Format: f, Open: func() (io.ReadCloser, error) { return files.Open("data/" + name) }}
+func input(name string, f ingest.Format) *ingest.Table {
+	return ingest.NewTable("demo:"+name, f, func() (io.ReadCloser, error) { return files.Open("data/" + name) })
 }
 
-// Turns, Cards and Lexicon return the three embedded tables as inputs.
-func Turns() batch.Input   { return input("turns.jsonl", ingest.JSONL) }
-func Cards() batch.Input   { return input("cards.json", ingest.JSONArray) }
-func Lexicon() batch.Input { return input("lexicon.csv", ingest.CSV) }
+// Turns, Cards and Lexicon return the three embedded tables as sources
+// (ingest.Table, named "demo:" and the file name).
+func Turns() *ingest.Table   { return input("turns.jsonl", ingest.JSONL) }
+func Cards() *ingest.Table   { return input("cards.json", ingest.JSONArray) }
+func Lexicon() *ingest.Table { return input("lexicon.csv", ingest.CSV) }
 
 // Intended returns the hand reading intended.tsv (turn_id TAB verdict TAB why).
 func Intended() ([]byte, error) { return files.ReadFile("data/intended.tsv") }

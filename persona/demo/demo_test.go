@@ -15,14 +15,14 @@ import (
 	"evident/persona/ingest"
 )
 
-func run(t *testing.T) ([]persona.Record, []batch.Reject, batch.Tally) {
+func run(t *testing.T) ([]persona.Record, []persona.Reject, persona.Tally) {
 	t.Helper()
 	j, rejects, err := batch.NewJudge(demo.Cards(), demo.Lexicon(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	tally, err := batch.Judge(context.Background(), demo.Turns(), batch.Config{Judge: j, Out: &out, Reject: func(r batch.Reject) { rejects = append(rejects, r) }})
+	tally, err := (&batch.Run{Judge: j, Turns: demo.Turns()}).Do(context.Background(), batch.Outputs{Lines: &out, Reject: func(r persona.Reject) error { rejects = append(rejects, r); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestDemo(t *testing.T) {
 		_ = enc.Encode(&recs[i])
 	}
 	j, _, _ := batch.NewJudge(demo.Cards(), demo.Lexicon(), nil)
-	rep, err := batch.Check(context.Background(), batch.Input{Name: "verdicts.jsonl", Format: ingest.JSONL, Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(all.Bytes())), nil }}, demo.Turns(), j)
+	rep, err := batch.Check(context.Background(), ingest.NewTable("verdicts.jsonl", ingest.JSONL, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(all.Bytes())), nil }), demo.Turns(), j)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func demoRecords(t *testing.T) []persona.Record {
 		t.Fatalf("NewJudge: %v, rejects %v", err, rejects)
 	}
 	var buf bytes.Buffer
-	if _, err := batch.Judge(context.Background(), demo.Turns(), batch.Config{Judge: j, Out: &buf}); err != nil {
+	if _, err := (&batch.Run{Judge: j, Turns: demo.Turns()}).Do(context.Background(), batch.Outputs{Lines: &buf}); err != nil {
 		t.Fatal(err)
 	}
 	var recs []persona.Record

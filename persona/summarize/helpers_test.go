@@ -2,19 +2,21 @@ package summarize
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"evident/persona"
 	"evident/persona/batch"
+	"evident/persona/ingest"
 )
 
 const seedDir = "../testdata/seed"
 
-func seedInput(t testing.TB, name string) batch.Input {
+func seedInput(t testing.TB, name string) ingest.Source {
 	t.Helper()
-	in, err := batch.FileInput(filepath.Join(seedDir, name))
+	in, err := ingest.File(filepath.Join(seedDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,17 +49,40 @@ func seedRecords(t testing.TB, j *persona.Judge) map[string]judged {
 	t.Helper()
 	var mu sync.Mutex
 	out := map[string]judged{}
-	_, err := batch.Judge(context.Background(), seedInput(t, "turns.jsonl"), batch.Config{Judge: j,
-		Summarize: func(_ context.Context, rec *persona.Record, cx persona.Context) batch.Summary {
+	_, err := batchJudge(context.Background(), seedInput(t, "turns.jsonl"), batchConfig{Judge: j,
+		Summarize: func(_ context.Context, rec *persona.Record, cx persona.Context) persona.Summary {
 			mu.Lock()
 			defer mu.Unlock()
 			tu := *cx.Turn
 			cx.Turn = &tu
 			out[rec.TurnID] = judged{rec: *rec, cx: cx}
-			return batch.Summary{Source: batch.SummaryRule}
+			return persona.Summary{Source: persona.SummaryRule}
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// batchConfig is the callback form these tests were written against;
+// batchJudge maps it onto batch.Run and batch.Outputs.
+type batchConfig struct {
+	Judge                *persona.Judge
+	Out                  io.Writer
+	Workers              int
+	Summarize            func(ctx context.Context, rec *persona.Record, cx persona.Context) persona.Summary
+	SummarizeConcurrency int
+	Summarized           func(rec *persona.Record, t *persona.Turn, s persona.Summary) error
+}
+
+func batchJudge(ctx context.Context, in ingest.Source, cfg batchConfig) (persona.Tally, error) {
+	r := batch.Run{Judge: cfg.Judge, Turns: in, Workers: cfg.Workers, SummarizeConcurrency: cfg.SummarizeConcurrency}
+	if cfg.Summarize != nil {
+		r.Summarizer = batch.SummarizerFunc(cfg.Summarize)
+	}
+	o := batch.Outputs{Lines: cfg.Out}
+	if cfg.Summarized != nil {
+		o.Record = func(j *batch.Judged) error { return cfg.Summarized(&j.Record, &j.Turn, j.Summary) }
+	}
+	return r.Do(ctx, o)
 }

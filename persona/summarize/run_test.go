@@ -16,6 +16,7 @@ import (
 	"evident/llm"
 	"evident/persona"
 	"evident/persona/batch"
+	"evident/persona/ingest"
 	"evident/store"
 )
 
@@ -69,9 +70,9 @@ func judgeSeed(t *testing.T, j *persona.Judge, s *Summarizer, workers, conc int)
 	t.Helper()
 	var out bytes.Buffer
 	var lines []LogLine
-	_, err := batch.Judge(context.Background(), seedInput(t, "turns.jsonl"), batch.Config{
+	_, err := batchJudge(context.Background(), seedInput(t, "turns.jsonl"), batchConfig{
 		Judge: j, Out: &out, Workers: workers, Summarize: s.Summarize, SummarizeConcurrency: conc,
-		Summarized: func(r *persona.Record, _ *persona.Turn, o batch.Summary) error {
+		Summarized: func(r *persona.Record, _ *persona.Turn, o persona.Summary) error {
 			lines = append(lines, Line(r, o))
 			return nil
 		}})
@@ -163,9 +164,9 @@ func TestBatchRunAndCache(t *testing.T) {
 	}
 }
 
-func mustFile(t *testing.T, path string) batch.Input {
+func mustFile(t *testing.T, path string) ingest.Source {
 	t.Helper()
-	in, err := batch.FileInput(path)
+	in, err := ingest.File(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +214,13 @@ func TestStoreSidecar(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Rollback()
-	tally := batch.Tally{ByVerdict: map[persona.Verdict]int{}}
+	tally := persona.Tally{ByVerdict: map[persona.Verdict]int{}}
 	for _, c := range []struct {
 		id string
-		s  batch.Summary
-	}{{"T-004468", batch.Summary{Source: batch.SummaryModel}}, {"T-004471", batch.Summary{Source: batch.SummaryRule, RejectedBy: "check 9"}}} {
+		s  persona.Summary
+	}{{"T-004468", persona.Summary{Source: persona.SummaryModel}}, {"T-004471", persona.Summary{Source: persona.SummaryRule, RejectedBy: "check 9"}}} {
 		r := recs[c.id]
-		if err := w.Add(r.rec, r.cx.Turn, StoreOption(c.s)); err != nil {
+		if err := w.Add(r.rec, r.cx.Turn, store.WithSummary(c.s.Source, c.s.RejectedBy)); err != nil {
 			t.Fatal(err)
 		}
 		tally.Judged++
@@ -236,8 +237,8 @@ func TestStoreSidecar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(es) != 2 || es[0].SummarySource != store.SummaryModel || es[0].SummaryRejectedBy != "" ||
-		es[1].SummarySource != store.SummaryRule || es[1].SummaryRejectedBy != "check 9" {
+	if len(es) != 2 || es[0].SummarySource != persona.SummaryModel || es[0].SummaryRejectedBy != "" ||
+		es[1].SummarySource != persona.SummaryRule || es[1].SummaryRejectedBy != "check 9" {
 		t.Errorf("entries %+v", es)
 	}
 }
@@ -266,7 +267,7 @@ func TestBuffered(t *testing.T) {
 	if _, ok, _ := (StoreCache{DB: db}).Get(ctx, "k"); ok {
 		t.Error("written before Flush")
 	}
-	if _, err := w.Commit(batch.Tally{}); err != nil {
+	if _, err := w.Commit(persona.Tally{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Flush(ctx); err != nil {

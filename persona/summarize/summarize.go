@@ -17,7 +17,6 @@ import (
 
 	"evident/llm"
 	"evident/persona"
-	"evident/persona/batch"
 )
 
 // Providers a Config may name (the cache key and the store keep it).
@@ -88,23 +87,23 @@ func New(cfg Config) (*Summarizer, error) {
 // otherwise rec is left as the rules wrote it. It never changes another field
 // of rec. cx is the check context of rec's turn (batch.Config.Summarize gives
 // it). It has the signature of batch.Config.Summarize.
-func (s *Summarizer) Summarize(ctx context.Context, rec *persona.Record, cx persona.Context) batch.Summary {
+func (s *Summarizer) Summarize(ctx context.Context, rec *persona.Record, cx persona.Context) persona.Summary {
 	card, ok := s.cfg.Judge.Card(rec.CharacterID)
 	if !ok || cx.Turn == nil {
 		// persona/batch never offers such a record; say so rather than ask.
-		out := batch.Summary{Source: batch.SummaryRule, RejectedBy: "failed: no turn or card", Detail: "the record's turn or card is unknown"}
+		out := persona.Summary{Source: persona.SummaryRule, RejectedBy: "failed: no turn or card", Detail: "the record's turn or card is unknown"}
 		s.count(out, 0, 0, false)
 		return out
 	}
 	req, err := s.request(rec, card, cx)
 	if err != nil {
-		out := batch.Summary{Source: batch.SummaryRule, RejectedBy: "failed: error", Detail: err.Error()}
+		out := persona.Summary{Source: persona.SummaryRule, RejectedBy: "failed: error", Detail: err.Error()}
 		s.count(out, 0, 0, false)
 		return out
 	}
 	key, err := s.key(req)
 	if err != nil {
-		out := batch.Summary{Source: batch.SummaryRule, RejectedBy: "failed: error", Detail: err.Error()}
+		out := persona.Summary{Source: persona.SummaryRule, RejectedBy: "failed: error", Detail: err.Error()}
 		s.count(out, 0, 0, false)
 		return out
 	}
@@ -118,7 +117,7 @@ func (s *Summarizer) Summarize(ctx context.Context, rec *persona.Record, cx pers
 	if !cached {
 		resp, err := s.cfg.Client.Complete(ctx, req)
 		if err != nil {
-			out := batch.Summary{Source: batch.SummaryRule, RejectedBy: "failed: " + failure(ctx, err), Detail: err.Error()}
+			out := persona.Summary{Source: persona.SummaryRule, RejectedBy: "failed: " + failure(ctx, err), Detail: err.Error()}
 			s.count(out, 0, 0, true)
 			return out
 		}
@@ -130,7 +129,7 @@ func (s *Summarizer) Summarize(ctx context.Context, rec *persona.Record, cx pers
 	}
 	cand, out := s.Decide(rec, cx, ans.JSON)
 	out.Cached = cached
-	if out.Source == batch.SummaryModel {
+	if out.Source == persona.SummaryModel {
 		rec.Summary, rec.Evidence = cand.Summary, cand.Evidence
 	}
 	s.count(out, inTok, outTok, !cached)
@@ -142,12 +141,12 @@ func (s *Summarizer) Summarize(ctx context.Context, rec *persona.Record, cx pers
 // record to use with which summary it carries. On Source SummaryModel the
 // returned record is rule with the model's summary and evidence; otherwise it
 // is rule itself. rule is not modified.
-func (s *Summarizer) Decide(rule *persona.Record, cx persona.Context, answer json.RawMessage) (persona.Record, batch.Summary) {
-	discard := func(why, detail string) (persona.Record, batch.Summary) {
-		return *rule, batch.Summary{Source: batch.SummaryRule, RejectedBy: "discarded: " + why, Detail: detail}
+func (s *Summarizer) Decide(rule *persona.Record, cx persona.Context, answer json.RawMessage) (persona.Record, persona.Summary) {
+	discard := func(why, detail string) (persona.Record, persona.Summary) {
+		return *rule, persona.Summary{Source: persona.SummaryRule, RejectedBy: "discarded: " + why, Detail: detail}
 	}
-	revert := func(why, detail string) (persona.Record, batch.Summary) {
-		return *rule, batch.Summary{Source: batch.SummaryRule, RejectedBy: why, Detail: detail}
+	revert := func(why, detail string) (persona.Record, persona.Summary) {
+		return *rule, persona.Summary{Source: persona.SummaryRule, RejectedBy: why, Detail: detail}
 	}
 
 	var obj map[string]json.RawMessage
@@ -191,7 +190,7 @@ func (s *Summarizer) Decide(rule *persona.Record, cx persona.Context, answer jso
 	if name, ok := s.properNouns(&cand, card, cx.Turn); !ok {
 		return revert("proper noun", fmt.Sprintf("%q is not in the evidence or the card", name))
 	}
-	return cand, batch.Summary{Source: batch.SummaryModel}
+	return cand, persona.Summary{Source: persona.SummaryModel}
 }
 
 // sameRuleFields reports whether the identity and rule fields of m are the

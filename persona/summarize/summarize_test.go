@@ -13,7 +13,6 @@ import (
 	"evident/llm"
 	"evident/llm/llmtest"
 	"evident/persona"
-	"evident/persona/batch"
 )
 
 const testKeyEnv = "EVIDENT_SUMMARIZE_TEST_KEY"
@@ -116,7 +115,7 @@ func TestSummarizeCases(t *testing.T) {
 		name    string
 		script  func(p provider) []llmtest.Reply
 		policy  llm.Policy
-		want    batch.Summary
+		want    persona.Summary
 		detail  string // substring of Summary.Detail
 		sleeps  []time.Duration
 		tally   string
@@ -133,7 +132,7 @@ func TestSummarizeCases(t *testing.T) {
 	cases := []tcase{
 		{
 			name: "a good record is used", script: body(goodEdit),
-			want: batch.Summary{Source: batch.SummaryModel}, summary: goodSummary,
+			want: persona.Summary{Source: persona.SummaryModel}, summary: goodSummary,
 			tally: tally("accepted 1, reverted 0, discarded 0, failed 0"),
 		},
 		{
@@ -142,7 +141,7 @@ func TestSummarizeCases(t *testing.T) {
 				goodEdit(m)
 				m["verdict"] = "대체로 괜찮음"
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "discarded: check 1"}, detail: `"대체로 괜찮음" is not one of the five`,
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "discarded: check 1"}, detail: `"대체로 괜찮음" is not one of the five`,
 			tally: tally("accepted 0, reverted 0, discarded 1 (check 1 1), failed 0"),
 		},
 		{
@@ -151,7 +150,7 @@ func TestSummarizeCases(t *testing.T) {
 				goodEdit(m)
 				m["verdict"] = string(persona.Kept)
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "discarded: verdict differs"}, detail: `verdict "설정대로 말함", the rules gave "말투 어긋남"`,
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "discarded: verdict differs"}, detail: `verdict "설정대로 말함", the rules gave "말투 어긋남"`,
 			tally: tally("accepted 0, reverted 0, discarded 1 (verdict differs 1), failed 0"),
 		},
 		{
@@ -160,7 +159,7 @@ func TestSummarizeCases(t *testing.T) {
 				goodEdit(m)
 				m["rule_observed"] = "반말 · 저"
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "discarded: rule field differs"}, detail: "rule_observed",
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "discarded: rule field differs"}, detail: "rule_observed",
 			tally: tally("accepted 0, reverted 0, discarded 1 (rule field differs 1), failed 0"),
 		},
 		{
@@ -169,7 +168,7 @@ func TestSummarizeCases(t *testing.T) {
 				goodEdit(m)
 				m["evidence"] = append(m["evidence"].([]any), map[string]any{"source": "chat_turn", "field": "tone", "value": "공손함"})
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "check 8"}, detail: `chat_turn has no column "tone"`,
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "check 8"}, detail: `chat_turn has no column "tone"`,
 			tally: tally("accepted 0, reverted 1 (check 8 1), discarded 0, failed 0"),
 		},
 		{
@@ -178,7 +177,7 @@ func TestSummarizeCases(t *testing.T) {
 				goodEdit(m)
 				m["evidence"] = append(m["evidence"].([]any), map[string]any{"source": "chat_turn", "field": "reply_text", "value": "저는 그렇게 생각해요"})
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "check 9"}, detail: "is not in the cited cell",
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "check 9"}, detail: "is not in the cited cell",
 			tally: tally("accepted 0, reverted 1 (check 9 1), discarded 0, failed 0"),
 		},
 		{
@@ -187,7 +186,7 @@ func TestSummarizeCases(t *testing.T) {
 				goodEdit(m)
 				m["summary"] = "반말 교관이 「생각해요」·「좋겠어요」로 끝내고 1인칭도 「저」를 써 카드와 어긋났다."
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "check 10"}, detail: "does not end in 존댓말",
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "check 10"}, detail: "does not end in 존댓말",
 			tally: tally("accepted 0, reverted 1 (check 10 1), discarded 0, failed 0"),
 		},
 		{
@@ -196,7 +195,7 @@ func TestSummarizeCases(t *testing.T) {
 				goodEdit(m)
 				m["summary"] = "두 문장이 모두 존댓말로 끝났습니다. 1인칭도 「저」라서 카드와 다릅니다."
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "check 10"}, detail: "summary has 2 sentences, want one",
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "check 10"}, detail: "summary has 2 sentences, want one",
 			tally: tally("accepted 0, reverted 1 (check 10 1), discarded 0, failed 0"),
 		},
 		{
@@ -205,7 +204,7 @@ func TestSummarizeCases(t *testing.T) {
 				goodEdit(m)
 				m["summary"] = "윤하람처럼 「생각해요」·「좋겠어요」로 맺어 반말 카드와 어긋났습니다."
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "proper noun"}, detail: `"윤하람" is not in the evidence or the card`,
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "proper noun"}, detail: `"윤하람" is not in the evidence or the card`,
 			tally: tally("accepted 0, reverted 1 (proper noun 1), discarded 0, failed 0"),
 		},
 		{
@@ -214,7 +213,7 @@ func TestSummarizeCases(t *testing.T) {
 				goodEdit(m)
 				m["summary"] = "「리안」 앞에서처럼 「생각해요」로 맺어 반말 카드와 어긋났습니다."
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "proper noun"}, detail: `"리안"`,
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "proper noun"}, detail: `"리안"`,
 			tally: tally("accepted 0, reverted 1 (proper noun 1), discarded 0, failed 0"),
 		},
 		{
@@ -224,13 +223,13 @@ func TestSummarizeCases(t *testing.T) {
 				ev := m["evidence"].([]any)
 				m["evidence"] = append([]any{}, ev[0], ev[2], ev[3], ev[4])
 			}),
-			want: batch.Summary{Source: batch.SummaryRule, RejectedBy: "rule evidence"}, detail: "row 1 (chat_turn.reply_text)",
+			want: persona.Summary{Source: persona.SummaryRule, RejectedBy: "rule evidence"}, detail: "row 1 (chat_turn.reply_text)",
 			tally: tally("accepted 0, reverted 1 (rule evidence 1), discarded 0, failed 0"),
 		},
 		{
 			name:   "malformed JSON is discarded",
 			script: func(p provider) []llmtest.Reply { return []llmtest.Reply{{Body: p.notJSON}} },
-			want:   batch.Summary{Source: batch.SummaryRule, RejectedBy: "discarded: malformed JSON"}, detail: "not JSON",
+			want:   persona.Summary{Source: persona.SummaryRule, RejectedBy: "discarded: malformed JSON"}, detail: "not JSON",
 			tally: tally("accepted 0, reverted 0, discarded 1 (malformed JSON 1), failed 0"),
 		},
 		{
@@ -238,13 +237,13 @@ func TestSummarizeCases(t *testing.T) {
 			script: func(p provider) []llmtest.Reply {
 				return []llmtest.Reply{{Status: 429, Header: http.Header{"Retry-After": {"3"}}}, {Body: p.answer(edit(t, rule, goodEdit))}}
 			},
-			want: batch.Summary{Source: batch.SummaryModel}, summary: goodSummary, sleeps: []time.Duration{3 * time.Second},
+			want: persona.Summary{Source: persona.SummaryModel}, summary: goodSummary, sleeps: []time.Duration{3 * time.Second},
 			tally: "summaries 1: calls 1 (requests 2, retries 1), cached 0, accepted 1, reverted 0, discarded 0, failed 0, tokens in 1200 out 80",
 		},
 		{
 			name:   "a 400 is not retried: the rule's sentence, failed: http 400",
 			script: func(p provider) []llmtest.Reply { return []llmtest.Reply{{Status: 400}} },
-			want:   batch.Summary{Source: batch.SummaryRule, RejectedBy: "failed: http 400"}, detail: "not retried",
+			want:   persona.Summary{Source: persona.SummaryRule, RejectedBy: "failed: http 400"}, detail: "not retried",
 			tally: "summaries 1: calls 1 (requests 1, retries 0), cached 0, accepted 0, reverted 0, discarded 0, failed 1 (http 400 1), tokens in 0 out 0",
 		},
 		{
@@ -253,7 +252,7 @@ func TestSummarizeCases(t *testing.T) {
 				return []llmtest.Reply{{Delay: time.Minute, Body: p.answer(edit(t, rule, goodEdit))}}
 			},
 			policy: llm.Policy{Timeout: 100 * time.Millisecond, MaxRetries: 1, BaseDelay: time.Second, Rand: func() float64 { return 0.5 }},
-			want:   batch.Summary{Source: batch.SummaryRule, RejectedBy: "failed: timeout"}, detail: "timed out after 100ms",
+			want:   persona.Summary{Source: persona.SummaryRule, RejectedBy: "failed: timeout"}, detail: "timed out after 100ms",
 			sleeps: []time.Duration{500 * time.Millisecond},
 			tally:  "summaries 1: calls 1 (requests 2, retries 1), cached 0, accepted 0, reverted 0, discarded 0, failed 1 (timeout 1), tokens in 0 out 0",
 		},
@@ -294,7 +293,7 @@ func TestSummarizeCases(t *testing.T) {
 				if got := s.Tally().String(); got != tc.tally {
 					t.Errorf("tally\n got %s\nwant %s", got, tc.tally)
 				}
-				if tc.want.Source == batch.SummaryModel {
+				if tc.want.Source == persona.SummaryModel {
 					// What is used passes all ten checks, as `evident check` runs them.
 					for _, c := range j.Check(&rec, base.cx) {
 						if !c.Pass {
@@ -322,7 +321,7 @@ func TestRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := r.rec
-			if got := s.Summarize(context.Background(), &rec, r.cx); got.Source != batch.SummaryModel {
+			if got := s.Summarize(context.Background(), &rec, r.cx); got.Source != persona.SummaryModel {
 				t.Fatalf("echoing the rule record: %+v", got)
 			}
 			reqs := srv.Requests()
@@ -413,7 +412,7 @@ func TestPromptFile(t *testing.T) {
 			t.Errorf("example %d input differs from what the code sends:\nprompt %s\ncode   %s", i/2+1, blocks[i], msg)
 		}
 		rec, out := s.Decide(&r.rec, r.cx, json.RawMessage(blocks[i+1]))
-		if out.Source != batch.SummaryModel {
+		if out.Source != persona.SummaryModel {
 			t.Errorf("example %d output is rejected: %+v", i/2+1, out)
 		}
 		if rec.Summary == r.rec.Summary {
@@ -447,7 +446,7 @@ func TestConnectionRefused(t *testing.T) {
 	s, _ := New(Config{Judge: j, Cards: cards, Client: llm.Wrap(p.client(t, srv.URL), llm.Policy{MaxRetries: -1}), Provider: p.name, Model: "m"})
 	rec := r.rec
 	got := s.Summarize(context.Background(), &rec, r.cx)
-	if got.Source != batch.SummaryRule || got.RejectedBy != "failed: connection" || !reflect.DeepEqual(rec, r.rec) {
+	if got.Source != persona.SummaryRule || got.RejectedBy != "failed: connection" || !reflect.DeepEqual(rec, r.rec) {
 		t.Errorf("outcome %+v", got)
 	}
 }

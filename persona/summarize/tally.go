@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"evident/llm"
-	"evident/persona/batch"
+	"evident/persona"
 )
 
 // Tally counts what a Summarizer did in a run.
@@ -67,7 +67,7 @@ func clone(m map[string]int) map[string]int {
 }
 
 // count adds one record's outcome.
-func (s *Summarizer) count(out batch.Summary, inTok, outTok int, called bool) {
+func (s *Summarizer) count(out persona.Summary, inTok, outTok int, called bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := &s.tally
@@ -81,7 +81,7 @@ func (s *Summarizer) count(out batch.Summary, inTok, outTok int, called bool) {
 	t.InputTokens += inTok
 	t.OutputTokens += outTok
 	switch r := out.RejectedBy; {
-	case out.Source == batch.SummaryModel:
+	case out.Source == persona.SummaryModel:
 		t.Accepted++
 	case strings.HasPrefix(r, "discarded: "):
 		t.Discarded[strings.TrimPrefix(r, "discarded: ")]++

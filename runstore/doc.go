@@ -1,10 +1,19 @@
-// Package runstore joins the judge pipeline to the store: it imports the three
-// input tables as a dataset, judges a stored dataset into a run, and re-runs
-// the seed's ten automatic checks over a stored run. The command line
-// (evident import, evident judge --db) and the screen (package web) call it,
-// so both write the store the same way.
+// Package runstore is the application layer that joins the judge pipeline
+// (persona/batch) to the store adapter (store): it imports the three input
+// tables as a dataset, judges a stored dataset into a run, re-runs the seed's
+// ten automatic checks over a stored run, and applies review decisions by
+// judging again. The command line (evident import, evident judge --db) and
+// the screen (package web) call it, so both write the store the same way.
 //
-// It owns the order of those steps and nothing else. Rows are read and
+// Why a package of its own, outside persona/ (issue 12 item 3): these steps
+// need both the pipeline and the store, and the store is an adapter that
+// imports only domain packages (never persona/batch), while no domain package
+// may import the store. So the wiring lives one layer out, next to the
+// shells that use it. It may import persona/..., store and nothing of web,
+// llm or cmd.
+//
+// It owns the order of those steps and nothing else. What the review queues
+// show is computed by persona/review (pure, shared by screen and CLI). Rows are read and
 // rejected only by persona/batch (with persona/ingest), verdicts come only from
 // batch.Judge, checks only from batch.Check, and every row is written only by
 // store. It must not decide verdicts, parse cells or hold SQL.
@@ -18,8 +27,10 @@
 // a single rejected row leaves no dataset at all (RejectsError lists every
 // reject with its file and line).
 //
-// JudgeDataset then writes the stored dataset's tables to temporary JSON Lines
-// files and judges them with batch.Judge into one run (one more transaction),
+// JudgeDataset then judges the stored dataset with a batch.Run reading
+// straight from SQLite (store.Source: pages of rows by primary key, the
+// chat_turn pages inside the run's own transaction, RunWriter.Turns), into
+// one run (one more transaction), with no copy in a temporary file,
 // with the import's rejects stored on the run. The run is therefore exactly
 // the judgement of what the store holds, and the screen can re-check it from
 // the store alone. Positions are dense (rejected rows are not stored), which
@@ -39,12 +50,16 @@
 //     exactly as the run did, custom endings and exceptions included.
 //   - Fingerprints are the sha256 of the JSON Lines tables that were judged
 //     (chat_turn, character_card, topic_lexicon), not of the uploaded bytes:
-//     they describe what the store holds.
-//   - Temporary files go to os.TempDir and are removed before returning.
+//     they describe what the store holds. They are computed as the sources
+//     stream (store.Source.Fingerprint); chat_turn's is known after the
+//     first pass and set with RunWriter.SetFingerprint before Commit.
+//   - No temporary file holds a dataset: the sources stream from SQLite
+//     (only the first pass's sorted index spills, see persona/batch).
 //
 // # Review queues
 //
-// The seed's manual checks read a stored run (review.go). ForbiddenSample
+// The seed's manual checks read a stored run; persona/review computes the
+// queues. ForbiddenSample
 // and the mixed-reply sample of ReviewEndings use Sample: each id is ranked
 // by sha256("{run id}:{id}") and the SampleSize (20) smallest are kept, in
 // run order — a uniform sample without replacement that needs no random

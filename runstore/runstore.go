@@ -1,15 +1,9 @@
 package runstore
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"evident/persona"
@@ -21,7 +15,7 @@ import (
 
 // Tables are the three input tables of one import.
 type Tables struct {
-	Turns, Cards, Lexicon batch.Input
+	Turns, Cards, Lexicon ingest.Source
 }
 
 // Options configure Import, JudgeDataset and Run.
@@ -35,18 +29,22 @@ type Options struct {
 	// *RejectsError. Without it accepted rows are stored and the rejects are
 	// kept on the run (evident judge --db).
 	Strict bool
-	// Workers for batch.Judge; 0 means GOMAXPROCS.
+	// Workers for the judge (batch.Run.Workers); 0 means GOMAXPROCS.
 	Workers int
-	// TempDir for batch.Judge's first-pass index (batch.Config.TempDir).
+	// TempDir for the first pass's index (batch.Run.TempDir).
 	TempDir string
 	// Reject, when set, also receives each rejected row as Import finds it.
-	Reject func(batch.Reject)
-	// Configure, when set, may add to JudgeDataset's batch configuration
-	// before judging (evident judge --db --summarizer adds a summarizer's
-	// Summarize, Summarized and Counted). Each record is stored with the
-	// Summary batch reports for it (store.WithSummary); a Summarized set
-	// here is still called, after the record is stored.
-	Configure func(*batch.Config)
+	Reject func(persona.Reject)
+	// Summarizer, when set, may rewrite summaries in JudgeDataset
+	// (batch.Run.Summarizer; evident judge --db --summarizer), with
+	// SummarizeConcurrency calls in flight per worker. Each record is stored
+	// with the persona.Summary the run reports for it (store.WithSummary).
+	Summarizer           batch.Summarizer
+	SummarizeConcurrency int
+	// Also, when set, receives JudgeDataset's records after each chunk is
+	// stored (a summary sidecar log); it is told the turn count too when it
+	// is a batch.Counter. Its Rejects and Tally are not called.
+	Also batch.Sink
 	// PromptVersion is stored with the run (the summarizer's prompt version;
 	// "" when no model wrote summaries).
 	PromptVersion string
@@ -56,7 +54,7 @@ type Options struct {
 // by any Import whose chat_turn table has rows but none that can be judged.
 // Nothing was stored.
 type RejectsError struct {
-	Rejects []batch.Reject
+	Rejects []persona.Reject
 }
 
 func (e *RejectsError) Error() string {
@@ -79,15 +77,41 @@ type Imported struct {
 	DatasetID             int64
 	Turns, Cards, Lexicon int
 	// Rejects are the rows left out (always empty after a strict import).
-	Rejects []batch.Reject
+	Rejects []persona.Reject
 }
+
+// importSink stores each accepted turn and collects the rejects.
+type importSink struct {
+	im     *store.Importer
+	reject func(persona.Reject)
+}
+
+func (s importSink) Wants() batch.Want { return batch.WantRecords }
+
+func (s importSink) Records(_ []byte, recs []batch.Judged) error {
+	for i := range recs {
+		if err := s.im.AddTurn(&recs[i].Turn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s importSink) Rejects(rs []persona.Reject) error {
+	for _, r := range rs {
+		s.reject(r)
+	}
+	return nil
+}
+
+func (importSink) Tally(persona.Tally) error { return nil }
 
 // Import reads the three tables through batch (same readers and rejects
 // policy as evident judge) and stores the accepted rows as one dataset in one
 // transaction. See the package doc for what a failure leaves behind: nothing.
 func Import(ctx context.Context, db *store.DB, t Tables, o Options) (Imported, error) {
 	var out Imported
-	reject := func(r batch.Reject) {
+	reject := func(r persona.Reject) {
 		out.Rejects = append(out.Rejects, r)
 		if o.Reject != nil {
 			o.Reject(r)
@@ -112,7 +136,7 @@ func Import(ctx context.Context, db *store.DB, t Tables, o Options) (Imported, e
 	}
 	name := o.Name
 	if name == "" {
-		name = t.Turns.Name
+		name = t.Turns.Name()
 	}
 	im, err := db.BeginImport(ctx, name)
 	if err != nil {
@@ -129,10 +153,8 @@ func Import(ctx context.Context, db *store.DB, t Tables, o Options) (Imported, e
 			return Imported{}, err
 		}
 	}
-	tally, err := batch.Judge(ctx, t.Turns, batch.Config{
-		Judge: j, Workers: o.Workers, TempDir: o.TempDir, Reject: reject,
-		Record: func(_ *persona.Record, tu *persona.Turn) error { return im.AddTurn(tu) },
-	})
+	run := batch.Run{Judge: j, Turns: t.Turns, Workers: o.Workers, TempDir: o.TempDir}
+	tally, err := run.Do(ctx, importSink{im: im, reject: reject})
 	if err != nil {
 		return Imported{}, err
 	}
@@ -153,66 +175,104 @@ func Import(ctx context.Context, db *store.DB, t Tables, o Options) (Imported, e
 	return out, nil
 }
 
+// runSink stores a run's records and rejects in a RunWriter, then hands the
+// records to also.
+type runSink struct {
+	w    *store.RunWriter
+	also batch.Sink
+}
+
+func (s runSink) Wants() batch.Want { return batch.WantRecords }
+
+func (s runSink) Records(_ []byte, recs []batch.Judged) error {
+	for i := range recs {
+		jd := &recs[i]
+		if err := s.w.Add(jd.Record, &jd.Turn, store.WithSummary(jd.Summary.Source, jd.Summary.RejectedBy)); err != nil {
+			return fmt.Errorf("record %s: %w", jd.Turn.TurnID, err)
+		}
+	}
+	if s.also != nil {
+		return s.also.Records(nil, recs)
+	}
+	return nil
+}
+
+func (s runSink) Rejects(rs []persona.Reject) error {
+	for _, r := range rs {
+		if err := s.w.Reject(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (runSink) Tally(persona.Tally) error { return nil }
+
+func (s runSink) Counted(n int) {
+	if c, ok := s.also.(batch.Counter); ok {
+		c.Counted(n)
+	}
+}
+
+// datasetTables returns a stored dataset's three tables as sources.
+func datasetTables(ctx context.Context, db *store.DB, datasetID int64) (turns, cards, lexicon *store.Source, err error) {
+	if turns, err = db.DatasetTable(ctx, datasetID, store.TableTurns); err != nil {
+		return
+	}
+	if cards, err = db.DatasetTable(ctx, datasetID, store.TableCards); err != nil {
+		return
+	}
+	lexicon, err = db.DatasetTable(ctx, datasetID, store.TableLexicon)
+	return
+}
+
 // JudgeDataset judges a stored dataset with o.Profile into a new run and
 // returns it. rejects (an import's) are stored on the run and counted in its
-// tally. Only o.Profile, o.Workers and o.TempDir are read.
-func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options, rejects []batch.Reject) (store.RunInfo, error) {
+// tally. The judge reads the dataset straight from the store (store.Source),
+// twice, as it reads a file: nothing is copied. Options.Name, Strict and
+// Reject are not read.
+func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options, rejects []persona.Reject) (store.RunInfo, error) {
 	p := o.Profile
 	if p == nil {
 		p = speech.Seed()
 	}
-	tabs, fps, cleanup, err := Spool(ctx, db, datasetID)
+	_, cards, lexicon, err := datasetTables(ctx, db, datasetID)
 	if err != nil {
 		return store.RunInfo{}, err
 	}
-	defer cleanup()
-	j, trej, err := batch.NewJudge(tabs.Cards, tabs.Lexicon, p)
+	j, trej, err := batch.NewJudge(cards, lexicon, p)
 	if err != nil {
 		return store.RunInfo{}, err
+	}
+	fps := map[string]string{}
+	for table, s := range map[string]*store.Source{store.TableCards: cards, store.TableLexicon: lexicon} {
+		if sum, ok := s.Fingerprint(); ok {
+			fps[table] = sum
+		}
 	}
 	w, err := db.BeginRun(ctx, store.RunMeta{DatasetID: datasetID, Profile: p.Name, Endings: Endings(p), Fingerprints: fps, PromptVersion: o.PromptVersion})
 	if err != nil {
 		return store.RunInfo{}, err
 	}
 	defer w.Rollback()
-	all := append(append([]batch.Reject(nil), rejects...), trej...)
+	turns, err := w.Turns() // read inside the run's transaction (store.RunWriter.Turns)
+	if err != nil {
+		return store.RunInfo{}, err
+	}
+	all := append(append([]persona.Reject(nil), rejects...), trej...)
 	for _, r := range all {
 		if err := w.Reject(r); err != nil {
 			return store.RunInfo{}, err
 		}
 	}
-	var rejErr error
-	cfg := batch.Config{
-		Judge: j, Workers: o.Workers, TempDir: o.TempDir,
-		Reject: func(r batch.Reject) {
-			if err := w.Reject(r); err != nil && rejErr == nil {
-				rejErr = err
-			}
-		},
-	}
-	if o.Configure != nil {
-		o.Configure(&cfg)
-	}
-	then := cfg.Summarized
-	cfg.Summarized = func(rec *persona.Record, t *persona.Turn, s batch.Summary) error {
-		src := store.SummaryRule
-		if s.Source == batch.SummaryModel {
-			src = store.SummaryModel
-		}
-		if err := w.Add(*rec, t, store.WithSummary(src, s.RejectedBy)); err != nil {
-			return err
-		}
-		if then != nil {
-			return then(rec, t, s)
-		}
-		return nil
-	}
-	tally, err := batch.Judge(ctx, tabs.Turns, cfg)
-	if err == nil {
-		err = rejErr
-	}
+	run := batch.Run{Judge: j, Turns: turns, Workers: o.Workers, TempDir: o.TempDir,
+		Summarizer: o.Summarizer, SummarizeConcurrency: o.SummarizeConcurrency}
+	tally, err := run.Do(ctx, runSink{w: w, also: o.Also})
 	if err != nil {
 		return store.RunInfo{}, err
+	}
+	if sum, ok := turns.Fingerprint(); ok {
+		w.SetFingerprint(store.TableTurns, sum)
 	}
 	tally.Rejected += len(all)
 	return w.Commit(tally)
@@ -241,16 +301,16 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 // JudgeToStore is evident judge --db: it imports the three tables (rejected
 // rows left out and kept on the run) and judges them into a new run with
 // profile (nil: seed), returning the run's id and tally.
-func JudgeToStore(ctx context.Context, db *store.DB, turns, cards, lexicon batch.Input, profile *speech.Profile) (int64, batch.Tally, error) {
+func JudgeToStore(ctx context.Context, db *store.DB, turns, cards, lexicon ingest.Source, profile *speech.Profile) (int64, persona.Tally, error) {
 	return JudgeToStoreWith(ctx, db, Tables{Turns: turns, Cards: cards, Lexicon: lexicon}, Options{Profile: profile})
 }
 
 // JudgeToStoreWith is JudgeToStore with all Options (a summarizer through
 // Options.Configure and Options.PromptVersion).
-func JudgeToStoreWith(ctx context.Context, db *store.DB, t Tables, o Options) (int64, batch.Tally, error) {
+func JudgeToStoreWith(ctx context.Context, db *store.DB, t Tables, o Options) (int64, persona.Tally, error) {
 	res, err := Run(ctx, db, t, o)
 	if err != nil {
-		return 0, batch.Tally{}, err
+		return 0, persona.Tally{}, err
 	}
 	return res.Run.ID, res.Run.Tally, nil
 }
@@ -297,133 +357,21 @@ func Check(ctx context.Context, db *store.DB, run store.RunInfo) (*batch.CheckRe
 	if err != nil {
 		return nil, err
 	}
-	recs, err := db.Records(ctx, run.ID, store.Filter{})
+	_, cards, lexicon, err := datasetTables(ctx, db, run.DatasetID)
 	if err != nil {
 		return nil, err
 	}
-	tabs, _, cleanup, err := Spool(ctx, db, run.DatasetID)
+	j, _, err := batch.NewJudge(cards, lexicon, p)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	j, _, err := batch.NewJudge(tabs.Cards, tabs.Lexicon, p)
+	turns, err := db.DatasetTable(ctx, run.DatasetID, store.TableTurns)
 	if err != nil {
 		return nil, err
 	}
-	verdicts, _, err := spool(fmt.Sprintf("run %d records", run.ID), func(enc *json.Encoder) error {
-		for i := range recs {
-			if err := enc.Encode(&recs[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	verdicts, err := db.RunRecords(ctx, run.ID)
 	if err != nil {
 		return nil, err
 	}
-	defer verdicts.remove()
-	return batch.Check(ctx, verdicts.in, tabs.Turns, j)
-}
-
-// Spool writes a stored dataset's three tables to anonymous temporary JSON
-// Lines files (unlinked at creation: nothing named stays in the temporary
-// folder, even after a kill) and returns them as inputs with their sha256
-// fingerprints (keyed by table name). cleanup closes the files, which frees
-// their space; call it when the inputs are no longer read.
-func Spool(ctx context.Context, db *store.DB, datasetID int64) (Tables, map[string]string, func(), error) {
-	var files []spooled
-	cleanup := func() {
-		for _, f := range files {
-			f.remove()
-		}
-	}
-	fps := map[string]string{}
-	cards, err := db.Cards(ctx, datasetID)
-	if err != nil {
-		return Tables{}, nil, cleanup, err
-	}
-	lex, err := db.Lexicon(ctx, datasetID)
-	if err != nil {
-		return Tables{}, nil, cleanup, err
-	}
-	var t Tables
-	for _, s := range []struct {
-		table string
-		dst   *batch.Input
-		write func(*json.Encoder) error
-	}{
-		{"chat_turn", &t.Turns, func(enc *json.Encoder) error {
-			return db.EachTurn(ctx, datasetID, func(tu *persona.Turn) error { return enc.Encode(tu) })
-		}},
-		{"character_card", &t.Cards, func(enc *json.Encoder) error {
-			for i := range cards {
-				if err := enc.Encode(&cards[i]); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
-		{"topic_lexicon", &t.Lexicon, func(enc *json.Encoder) error {
-			for i := range lex {
-				if err := enc.Encode(&lex[i]); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
-	} {
-		f, sum, err := spool(fmt.Sprintf("dataset %d %s", datasetID, s.table), s.write)
-		if err != nil {
-			cleanup()
-			return Tables{}, nil, func() {}, err
-		}
-		files = append(files, f)
-		*s.dst = f.in
-		fps[s.table] = sum
-	}
-	return t, fps, cleanup, nil
-}
-
-type spooled struct {
-	in batch.Input
-	f  *os.File
-}
-
-func (s spooled) remove() { s.f.Close() }
-
-// spool writes JSON Lines with write into an anonymous temporary file and
-// returns it as an input named name, with the sha256 of its bytes. The file
-// is unlinked as soon as it is created, so no copy of a dataset (a full
-// plaintext chat log) stays in the temporary folder even when the process
-// is killed (issue 15 item 6); the input reads it through the open
-// descriptor, any number of times, and remove closes it.
-func spool(name string, write func(*json.Encoder) error) (spooled, string, error) {
-	f, err := os.CreateTemp("", "evident-*.jsonl")
-	if err != nil {
-		return spooled{}, "", err
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return spooled{}, "", err
-	}
-	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 1<<16)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	err = write(enc)
-	if err == nil {
-		err = bw.Flush()
-	}
-	var size int64
-	if err == nil {
-		size, err = f.Seek(0, io.SeekCurrent)
-	}
-	if err != nil {
-		f.Close()
-		return spooled{}, "", err
-	}
-	in := batch.Input{Name: name, Format: ingest.JSONL, Open: func() (io.ReadCloser, error) {
-		return io.NopCloser(io.NewSectionReader(f, 0, size)), nil
-	}}
-	return spooled{in: in, f: f}, hex.EncodeToString(h.Sum(nil)), nil
+	return batch.Check(ctx, verdicts, turns, j)
 }

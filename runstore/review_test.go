@@ -2,72 +2,17 @@ package runstore_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"reflect"
 	"slices"
 	"testing"
 
 	"evident/persona"
-	"evident/persona/runstore"
+	"evident/persona/review"
 	"evident/persona/speech"
+	"evident/runstore"
 	"evident/store"
 )
-
-func TestSample(t *testing.T) {
-	ids := make([]string, 50)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("T-%03d", i)
-	}
-	picked := func(run int64, ids []string) []string {
-		var out []string
-		for _, p := range runstore.Sample(run, ids, 20) {
-			out = append(out, ids[p])
-		}
-		return out
-	}
-	t.Run("the same run and ids give the same 20, in input order", func(t *testing.T) {
-		a, b := picked(7, ids), picked(7, ids)
-		if len(a) != 20 || !reflect.DeepEqual(a, b) {
-			t.Fatalf("%v\n%v", a, b)
-		}
-		pos := runstore.Sample(7, ids, 20)
-		if !slices.IsSorted(pos) {
-			t.Errorf("positions %v not ascending", pos)
-		}
-	})
-	t.Run("the sample does not depend on the order of the ids", func(t *testing.T) {
-		rev := slices.Clone(ids)
-		slices.Reverse(rev)
-		a, b := picked(7, ids), picked(7, rev)
-		slices.Sort(a)
-		slices.Sort(b)
-		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("%v\n%v", a, b)
-		}
-	})
-	t.Run("another run id draws another sample", func(t *testing.T) {
-		if reflect.DeepEqual(picked(7, ids), picked(8, ids)) {
-			t.Error("runs 7 and 8 drew the same sample")
-		}
-	})
-	t.Run("fewer ids than the sample size are all taken", func(t *testing.T) {
-		if got := runstore.Sample(1, ids[:5], 20); !reflect.DeepEqual(got, []int{0, 1, 2, 3, 4}) {
-			t.Errorf("%v", got)
-		}
-		if got := runstore.Sample(1, nil, 20); got != nil {
-			t.Errorf("%v", got)
-		}
-	})
-	t.Run("the rank is sha256 of run id, colon, id", func(t *testing.T) {
-		got := runstore.Sample(1, []string{"A", "B", "C"}, 2)
-		want := sampleBySHA(1, []string{"A", "B", "C"}, 2)
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%v, want %v", got, want)
-		}
-	})
-}
 
 func TestReviewQueues(t *testing.T) {
 	ctx := context.Background()
@@ -94,7 +39,7 @@ func TestReviewQueues(t *testing.T) {
 	reply := func(id string) (string, bool) { s, ok := replies[id]; return s, ok }
 
 	t.Run("the forbidden sample is all 15 forbidden-topic turns of the demo", func(t *testing.T) {
-		pos := runstore.ForbiddenSample(run.ID, recs)
+		pos := review.ForbiddenSample(run.ID, recs)
 		if len(pos) != 15 {
 			t.Fatalf("%d picked", len(pos))
 		}
@@ -105,7 +50,7 @@ func TestReviewQueues(t *testing.T) {
 		}
 	})
 	t.Run("off-canon names are grouped per character, most turns first", func(t *testing.T) {
-		gs := runstore.OffCanonNames(recs)
+		gs := review.OffCanonNames(recs)
 		if len(gs) != 21 {
 			t.Fatalf("%d groups", len(gs))
 		}
@@ -119,7 +64,7 @@ func TestReviewQueues(t *testing.T) {
 		}
 	})
 	t.Run("nine demo replies mix styles and their 반말 endings are ranked", func(t *testing.T) {
-		er := runstore.ReviewEndings(run.ID, speech.Seed(), recs, reply)
+		er := review.ReviewEndings(run.ID, speech.Seed(), recs, reply)
 		if len(er.Mixed) != 9 || len(er.Sample) != 9 {
 			t.Fatalf("mixed %d, sample %d", len(er.Mixed), len(er.Sample))
 		}
@@ -127,7 +72,7 @@ func TestReviewQueues(t *testing.T) {
 		if first.Ending != "어" || first.Sentences != 3 || first.Flips != 45 {
 			t.Errorf("first candidate %+v", first)
 		}
-		i := slices.IndexFunc(er.Candidates, func(c runstore.Candidate) bool { return c.Ending == "니까" })
+		i := slices.IndexFunc(er.Candidates, func(c review.Candidate) bool { return c.Ending == "니까" })
 		if i < 0 || er.Candidates[i].Sentences != 1 || er.Candidates[i].Flips != 4 ||
 			!reflect.DeepEqual(er.Candidates[i].Words, []string{"준비되셨습니까"}) {
 			t.Errorf("니까: %+v", er.Candidates)
@@ -146,7 +91,7 @@ func TestReviewQueues(t *testing.T) {
 
 	var added store.RunInfo
 	t.Run("adding 나비 to 도담's canon judges again with two fewer off-canon turns", func(t *testing.T) {
-		decide(store.QueueOffCanon, runstore.OffCanonKey("CHR-0100", "나비"), runstore.CanonAdd)
+		decide(store.QueueOffCanon, review.OffCanonKey("CHR-0100", "나비"), review.CanonAdd)
 		next, judged, err := runstore.ApplyCanon(ctx, db, run, "CHR-0100", "나비", runstore.Options{})
 		if err != nil || !judged || next.ID == run.ID {
 			t.Fatalf("ApplyCanon = %d, %v, %v", next.ID, judged, err)
@@ -164,7 +109,7 @@ func TestReviewQueues(t *testing.T) {
 		}
 	})
 	t.Run("blocking the same name takes it out of canon and judges again", func(t *testing.T) {
-		decide(store.QueueOffCanon, runstore.OffCanonKey("CHR-0100", "나비"), runstore.CanonBlock)
+		decide(store.QueueOffCanon, review.OffCanonKey("CHR-0100", "나비"), review.CanonBlock)
 		next, judged, err := runstore.ApplyCanon(ctx, db, added, "CHR-0100", "나비", runstore.Options{})
 		if err != nil || !judged || offCanon(next) != 18 {
 			t.Fatalf("ApplyCanon = %d (%d off-canon), %v, %v", next.ID, offCanon(next), judged, err)
@@ -175,13 +120,13 @@ func TestReviewQueues(t *testing.T) {
 		}
 	})
 	t.Run("a blocked name with no card change judges nothing", func(t *testing.T) {
-		decide(store.QueueOffCanon, runstore.OffCanonKey("CHR-0100", "순이"), runstore.CanonBlock)
+		decide(store.QueueOffCanon, review.OffCanonKey("CHR-0100", "순이"), review.CanonBlock)
 		if _, judged, err := runstore.ApplyCanon(ctx, db, run, "CHR-0100", "순이", runstore.Options{}); err != nil || judged {
 			t.Errorf("judged %v, %v", judged, err)
 		}
 	})
 	t.Run("accepting 니까 changes exactly T-010033 and T-020203", func(t *testing.T) {
-		id := decide(store.QueueEnding, "니까", runstore.EndingAdd)
+		id := decide(store.QueueEnding, "니까", review.EndingAdd)
 		next, judged, err := runstore.ApplyEnding(ctx, db, run, "니까", runstore.Options{})
 		if err != nil || !judged {
 			t.Fatalf("ApplyEnding = %v, %v", judged, err)
@@ -233,31 +178,5 @@ func changed(t *testing.T, db *store.DB, a, b int64) []string {
 			out = append(out, fmt.Sprintf("%s %s → %s", r.TurnID, v, r.Verdict))
 		}
 	}
-	return out
-}
-
-// sampleBySHA is the documented rule written out: rank by the hex sha256 of
-// "{run}:{id}", keep the n smallest, return their positions ascending.
-func sampleBySHA(run int64, ids []string, n int) []int {
-	type r struct {
-		pos int
-		hex string
-	}
-	var all []r
-	for i, id := range ids {
-		sum := sha256.Sum256([]byte(fmt.Sprintf("%d:%s", run, id)))
-		all = append(all, r{i, hex.EncodeToString(sum[:])})
-	}
-	slices.SortFunc(all, func(a, b r) int {
-		if a.hex < b.hex {
-			return -1
-		}
-		return 1
-	})
-	var out []int
-	for _, x := range all[:n] {
-		out = append(out, x.pos)
-	}
-	slices.Sort(out)
 	return out
 }

@@ -14,8 +14,8 @@ import (
 	"evident/persona/batch"
 	"evident/persona/demo"
 	"evident/persona/ingest"
-	"evident/persona/runstore"
 	"evident/persona/speech"
+	"evident/runstore"
 	"evident/store"
 )
 
@@ -33,12 +33,12 @@ func demoTables() runstore.Tables {
 	return runstore.Tables{Turns: demo.Turns(), Cards: demo.Cards(), Lexicon: demo.Lexicon()}
 }
 
-func text(name, body string) batch.Input {
+func text(name, body string) ingest.Source {
 	f, err := ingest.FormatOf(name)
 	if err != nil {
 		panic(err)
 	}
-	return batch.Input{Name: name, Format: f, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }}
+	return ingest.NewTable(name, f, func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil })
 }
 
 // judgeFiles is what evident judge writes for the demo, decoded.
@@ -49,7 +49,7 @@ func judgeFiles(t *testing.T, p *speech.Profile) []persona.Record {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if _, err := batch.Judge(context.Background(), demo.Turns(), batch.Config{Judge: j, Out: &buf}); err != nil {
+	if _, err := (&batch.Run{Judge: j, Turns: demo.Turns()}).Do(context.Background(), batch.Outputs{Lines: &buf}); err != nil {
 		t.Fatal(err)
 	}
 	var out []persona.Record
@@ -126,7 +126,7 @@ func TestRunDemo(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, e := range es {
-			if e.SummarySource != store.SummaryRule {
+			if e.SummarySource != persona.SummaryRule {
 				t.Errorf("%s: summary source %q", e.Record.TurnID, e.SummarySource)
 			}
 		}
@@ -241,7 +241,7 @@ func TestRejects(t *testing.T) {
 	t.Run("without strict the judgeable rows are stored and the rejects kept on the run", func(t *testing.T) {
 		db := openMem(t)
 		var seen []int
-		res, err := runstore.Run(ctx, db, tables, runstore.Options{Reject: func(r batch.Reject) { seen = append(seen, r.Line) }})
+		res, err := runstore.Run(ctx, db, tables, runstore.Options{Reject: func(r persona.Reject) { seen = append(seen, r.Line) }})
 		if err != nil {
 			t.Fatal(err)
 		}
