@@ -185,7 +185,6 @@ func RunGames(ctx context.Context, ids []string, parallel int, root string, base
 
 // prefixWriter prefixes every line and serialises writers.
 type prefixWriter struct {
-	mu     sync.Mutex
 	w      io.Writer
 	prefix string
 }
