@@ -7,13 +7,19 @@
 // with a Wilson interval, Cohen's kappa, the confusion matrix, per-verdict
 // precision and recall, disagreements grouped by reason), the per-model
 // comparison (CompareModels: mismatch rate per model, McNemar's exact test per
-// pair) and the statistics they use (Wilson, Kappa, McNemarExact).
+// pair) and the statistics they use (Wilson, Kappa, McNemarExact). It also
+// owns the comparisons the screen and the CLI show: SharedPrompts and
+// FindDisagreements (prompts several models answered, and those whose
+// verdicts differ — the same first-record rule CompareModels counts by),
+// CompareRuns (turns two runs judged differently) and Summary, the report of
+// `evident eval` as text (WriteText) or JSON (WriteJSON).
 //
 // It must not touch anything else: it does not judge (records come from
 // persona/batch, verdicts are decided by persona), it does not store or load
 // runs (store), it serves nothing over HTTP (web), and it does no I/O besides
-// decoding the reader handed to ReadGold. Everything here is a pure function of
-// its arguments.
+// decoding the reader handed to ReadGold and writing a Summary to the writer
+// handed to it. Everything here is a pure function of its arguments. It
+// imports only persona and persona/speech.
 //
 // # Gold format
 //

@@ -50,31 +50,18 @@ type ModelPair struct {
 // out.
 func CompareModels(recs []persona.Record, promptOf map[string]string) ModelReport {
 	type answers = map[string]bool // model → mismatched
-	byPrompt := map[string]answers{}
-	var prompts []string
-	for _, r := range recs {
-		p := promptOf[r.TurnID]
-		if p == "" || !r.Verdict.Valid() {
-			continue
+	var prompts []answers
+	for _, sp := range SharedPrompts(recs, promptOf, "") {
+		a := answers{}
+		for m, i := range sp.First {
+			a[m] = recs[i].Verdict != persona.Kept
 		}
-		a, ok := byPrompt[p]
-		if !ok {
-			a = answers{}
-			byPrompt[p] = a
-			prompts = append(prompts, p)
-		}
-		if _, dup := a[r.ModelID]; !dup {
-			a[r.ModelID] = r.Verdict != persona.Kept
-		}
+		prompts = append(prompts, a)
 	}
 	rep := ModelReport{Models: []ModelRate{}, Pairs: []ModelPair{}}
 	rates := map[string]*ModelRate{}
 	var shared []answers
-	for _, p := range prompts {
-		a := byPrompt[p]
-		if len(a) < 2 {
-			continue
-		}
+	for _, a := range prompts {
 		shared = append(shared, a)
 		for m, off := range a {
 			mr, ok := rates[m]
