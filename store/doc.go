@@ -22,9 +22,16 @@
 //     migration 0002), so a re-run with the same prompt and inputs sends
 //     nothing; the caller computes the key and encodes the answer.
 //
-// It must not judge (persona does), parse input files (persona/ingest does),
-// run pipelines (persona/batch does), serve HTTP or decide what a review
-// decision means for the rules: it stores values and gives them back.
+//   - stored tables and a run's records as ingest.Sources (DatasetTable,
+//     RunWriter.Turns, RunRecords; source.go), read a page at a time, so the
+//     judge streams a stored dataset from SQLite with no temporary copy.
+//
+// It is an adapter (issue 12): it imports only domain packages (persona,
+// persona/ingest) and implements the interfaces they declare. It must not
+// import the pipeline (persona/batch, persona/summarize, persona/evalrun),
+// runstore, web, llm or cmd (arch_test.go holds it to that); it must not
+// judge, parse input files, run pipelines, serve HTTP or decide what a
+// review decision means for the rules: it stores values and gives them back.
 //
 // # Migrations
 //

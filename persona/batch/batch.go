@@ -1,14 +1,18 @@
-// Package batch streams whole input files through the character-card judge:
-// it loads cards and lexicon, reads the chat_turn table twice (once to index
+// Package batch streams whole input tables through the character-card judge:
+// a Run reads its chat_turn ingest.Source (a file, an upload, a stored
+// dataset: the pipeline takes sources, not files) twice (once to index
 // sessions and turn ids, once to judge), decodes and judges rows on all cores,
 // and writes records in input order with every row accounted for as a record
 // or a reject (spec persona.md "Output").
 //
-// It owns the pipeline, the rejects policy (malformed row, missing required
-// column, unknown character_id, duplicate turn_id) and the run tally. It must
-// not decide verdicts (persona does) or parse cells (persona/ingest does).
-// It runs an optional summary hook (Config.Summarize, e.g.
-// persona/summarize) inside its workers but decides no summary itself.
+// It owns the pipeline (Run: pass1 indexes, pass2 judges; results go to one
+// Sink: records, rejects, tally), the rejects policy (malformed row, missing
+// required column, unknown character_id, duplicate turn_id) and the run
+// tally. It must not decide verdicts (persona does) or parse cells
+// (persona/ingest does), and must not import store, runstore, web, llm or
+// cmd. It runs an optional Summarizer (e.g. persona/summarize) inside its
+// workers but decides no summary itself. Rows arrive in chunks
+// (ingest.RowReader.ReadRows), one interface call per chunk, never per row.
 //
 // # Why two passes, and what stays in memory
 //
