@@ -10,14 +10,19 @@
 //     (chat_turn, character_card, topic_lexicon), written all or nothing
 //     (ImportDataset, ImportStream, Importer); cards can later be updated
 //     (UpdateCard, the review queue's "add to canon");
+//
 //   - judge runs: id, time, speech profile and endings, input fingerprints,
 //     prompt version, tally (BeginRun, RunWriter, Runs, Run, LatestRun);
+//
 //   - verdict records: each persona.Record as its JSON plus denormalised
 //     columns for filtering (Records, Entries, CountByVerdict, Facets), and a
 //     per-record sidecar saying who wrote the summary (SummarySource);
+//
 //   - rejected rows of a run (RunWriter.Reject, Rejects);
+//
 //   - gold labels (PutGold, Gold) and review decisions with who and when,
 //     undoable and exportable (Decide, Undo, Decisions, ExportDecisions).
+//
 //   - a content-addressed cache of model answers (CacheGet, CachePut;
 //     migration 0002), so a re-run with the same prompt and inputs sends
 //     nothing; the caller computes the key and encodes the answer.
