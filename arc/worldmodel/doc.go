@@ -197,6 +197,41 @@
 //     SubprocessOptions.CallTimeout bounds each call but plan (ErrCallTimeout);
 //     the context given to LoadSubprocess bounds the program's life.
 //
+// # Subprocess runtime: the sandbox
+//
+// SubprocessOptions.Sandbox (issue 15 item 7). By default (SandboxAuto) the
+// program runs under bubblewrap when bwrap is on PATH and `bwrap --ro-bind
+// / / … true` with the sandbox's namespaces works (checked once per
+// process; inside some containers unprivileged namespaces are disabled):
+//
+//   - the whole file system read-only; /tmp, /var/tmp and /run private and
+//     empty (so no daemon's socket — D-Bus, Docker, an ssh agent — is
+//     reachable), with the workspace, the full frames folder, the adapter's
+//     folder and the folders of absolute paths named in the command bound
+//     read-only on top; private /dev and /proc;
+//   - no network (--unshare-net: a loopback of its own), its own PID, IPC
+//     and UTS namespaces, a new session (no TIOCSTI), --die-with-parent;
+//     the PID namespace ends with the program, so every process it started
+//     — setsid or not — is killed when it exits or is killed;
+//   - with prlimit (util-linux) as the program's parent: RLIMIT_AS
+//     MemoryLimit (DefaultSubprocessMemory, 4 GiB), RLIMIT_NPROC
+//     MaxProcesses (DefaultSubprocessProcesses, 64; the kernel does not
+//     apply it to root) and RLIMIT_FSIZE 64 MiB. bwrap itself has no
+//     rlimit options.
+//
+// Not covered: the program reads every file the user may read (it can
+// send them nowhere but its protocol answers and stderr); its private /tmp
+// is memory, bounded per file only.
+//
+// Without a usable bwrap, SandboxAuto prints one line ("world model: bwrap
+// not found …; running the model program in guard-rail mode (no
+// sandbox)") to SubprocessOptions.Notice and falls back to guard-rail mode
+// (SandboxOff): the program runs as the user in a process group of its own
+// that is killed with SIGKILL on timeouts and at Close — a process that
+// called setsid escapes it, and nothing stops writes, network or memory.
+// SandboxBwrap fails instead of falling back. Subprocess.Sandbox names the
+// mode used.
+//
 // # Subprocess runtime: the Python adapter
 //
 // AdapterSource (adapter/evident_adapter.py, embedded) is a program of this

@@ -78,6 +78,20 @@ type SubprocessOptions struct {
 	// CallTimeout bounds each reconstruct, step, render, override and key
 	// call (not plan); 0 means no bound beyond the caller's context.
 	CallTimeout time.Duration
+	// Sandbox confines the program (see SandboxMode and the package doc,
+	// "Subprocess runtime: the sandbox"); "" is SandboxAuto: bubblewrap
+	// where it works, else guard-rail mode with a notice.
+	Sandbox SandboxMode
+	// MemoryLimit is the sandboxed program's address space (RLIMIT_AS) in
+	// bytes; 0 means DefaultSubprocessMemory, negative none. MaxProcesses
+	// is its RLIMIT_NPROC; 0 means DefaultSubprocessProcesses, negative
+	// none. Both need bubblewrap and prlimit (util-linux); guard-rail mode
+	// sets no limit.
+	MemoryLimit  int64
+	MaxProcesses int
+	// Notice receives the one-line notice of a fallback to guard-rail
+	// mode; nil means Print.
+	Notice io.Writer
 }
 
 // Subprocess is the subprocess runtime of a world model: a program speaking
@@ -87,6 +101,7 @@ type Subprocess struct {
 	dir, fullDir string
 	callTimeout  time.Duration
 	tmpDir       string
+	sandbox      string
 
 	cmd     *osexec.Cmd
 	stdin   *os.File
@@ -137,7 +152,26 @@ func LoadSubprocess(ctx context.Context, opts SubprocessOptions) (*Subprocess, e
 		return nil, err
 	}
 	m.tmpDir = tmp
-	if err := m.start(ctx, command, opts.Print); err != nil {
+	notice := opts.Notice
+	if notice == nil {
+		notice = opts.Print
+	}
+	spec := sandboxSpec{dir: dir, fullDir: m.fullDir, adapterDir: tmp, command: command, memory: opts.MemoryLimit, processes: opts.MaxProcesses}
+	if spec.memory == 0 {
+		spec.memory = DefaultSubprocessMemory
+	}
+	if spec.processes == 0 {
+		spec.processes = DefaultSubprocessProcesses
+	}
+	wrap, used, err := chooseSandbox(opts.Sandbox, spec, notice)
+	if err != nil {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return nil, err
+	}
+	m.sandbox = used
+	if err := m.start(ctx, wrap, command, opts.Print); err != nil {
 		if tmp != "" {
 			os.RemoveAll(tmp)
 		}
@@ -164,8 +198,9 @@ func LoadSubprocess(ctx context.Context, opts SubprocessOptions) (*Subprocess, e
 	return m, nil
 }
 
-func (m *Subprocess) start(ctx context.Context, command string, print io.Writer) error {
-	cmd := osexec.CommandContext(ctx, "sh", "-c", command)
+func (m *Subprocess) start(ctx context.Context, wrap []string, command string, print io.Writer) error {
+	argv := append(append([]string{}, wrap...), "sh", "-c", command)
+	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = m.dir
 	ownProcessGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
@@ -201,6 +236,10 @@ func (m *Subprocess) start(ctx context.Context, command string, print io.Writer)
 
 // Dir returns the absolute workspace the program runs in.
 func (m *Subprocess) Dir() string { return m.dir }
+
+// Sandbox names what confines the program: "bwrap" (bubblewrap) or
+// "guard-rail" (a process group of its own; see the package doc).
+func (m *Subprocess) Sandbox() string { return m.sandbox }
 
 // Runtime returns the program's own description from hello (the adapter:
 // "python 3.11.2, numpy 1.24.2"), or "".

@@ -422,12 +422,10 @@ func TestPythonGuardRails(t *testing.T) {
 // returns the command that runs it.
 func fake(t *testing.T, body string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "fake.sh")
+	// Inline, not a file: under bubblewrap /tmp is private, so a script in
+	// another temporary folder than the workspace would not be seen.
 	src := "read line\necho '{\"id\":1,\"ok\":true,\"protocol\":1}'\n" + body + "\n"
-	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return "sh " + p
+	return "sh -c '" + strings.ReplaceAll(src, "'", `'\''`) + "'"
 }
 
 func loadFake(t *testing.T, command string) (*worldmodel.Subprocess, error) {
@@ -592,10 +590,13 @@ done
 	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := loadFake(t, "sh "+script)
+	// Guard-rail mode: the program logs what it receives to a file outside
+	// its workspace, which bubblewrap would refuse.
+	m, err := worldmodel.LoadSubprocess(context.Background(), worldmodel.SubprocessOptions{Command: "sh " + script, Dir: t.TempDir(), Sandbox: worldmodel.SandboxOff})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
 	initial := dotgame.Background(1)
 	for i := 0; i < 10; i++ {
