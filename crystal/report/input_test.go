@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"evident/crystal"
+	"evident/internal/located"
 )
 
 var twoItems = []crystal.Item{{ID: "a", Answer: "1", ReferenceSteps: []string{"s"}}, {ID: "b", Answer: "2", ReferenceSteps: []string{"t"}}}
@@ -126,5 +127,13 @@ func TestTableDescriptions(t *testing.T) {
 				t.Errorf("%q, want %q", c.got, c.want)
 			}
 		})
+	}
+}
+
+func TestInputErrorsCarryTheirPosition(t *testing.T) {
+	_, err := ReadPredictions(strings.NewReader(`{"id": "a", "answer": "1"}`+"\n{\n"), "p.jsonl", "m")
+	e, ok := located.As(err)
+	if !errors.Is(err, ErrInput) || !ok || e.File != "p.jsonl" || e.Line != 2 {
+		t.Errorf("err = %v (located %+v); want ErrInput at p.jsonl line 2", err, e)
 	}
 }

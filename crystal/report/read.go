@@ -10,18 +10,17 @@ import (
 	"strconv"
 
 	"evident/crystal"
+	"evident/internal/located"
 )
 
-// ErrInput reports a references or predictions file that cannot be read; the
-// message names the file and, where there is one, the line or item.
+// ErrInput reports a references or predictions file that cannot be read:
+// "crystal input: refs.jsonl:2: …". It wraps a *located.Error
+// (evident/internal/located) naming the file and, where there is one, the
+// line; the message names the item too.
 var ErrInput = errors.New("crystal input")
 
 func inputErr(name string, line int, format string, args ...any) error {
-	where := name
-	if line > 0 {
-		where = fmt.Sprintf("%s:%d", name, line)
-	}
-	return fmt.Errorf("%w: %s: %s", ErrInput, where, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %w", ErrInput, &located.Error{File: name, Line: line, Reason: fmt.Sprintf(format, args...)})
 }
 
 // itemRecord is one reference item as stored. Answer may be any JSON scalar;

@@ -19,7 +19,7 @@
 // runs (store), it serves nothing over HTTP (web), and it does no I/O besides
 // decoding the reader handed to ReadGold and writing a Summary to the writer
 // handed to it. Everything here is a pure function of its arguments. It
-// imports only persona and persona/speech.
+// imports only persona, persona/speech and internal/located.
 //
 // # Gold format
 //

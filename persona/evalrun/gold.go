@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"evident/internal/located"
 	"evident/persona"
 )
 
@@ -19,15 +20,11 @@ type Gold struct {
 	Note    string          `json:"note,omitempty"` // the creator's reason, free text
 }
 
-// LineError is the error ReadGold returns for a bad line of a gold file:
-// Line is 1-based, Reason says what is wrong.
-type LineError struct {
-	Line   int
-	Reason string
-}
-
-// Error implements error: "gold line 7: duplicate turn_id ...".
-func (e *LineError) Error() string { return fmt.Sprintf("gold line %d: %s", e.Line, e.Reason) }
+// LineError is the error ReadGold returns for a bad line of a gold file: the
+// module's one located error (evident/internal/located) with Unit "gold",
+// Line 1-based and Reason saying what is wrong; it reads "gold line 7:
+// duplicate turn_id …".
+type LineError = located.Error
 
 // goldLine decodes one line; pointer fields tell a missing key from an empty
 // value.
@@ -61,7 +58,7 @@ func ReadGold(r io.Reader) ([]Gold, error) {
 				}
 			}
 			if reason != "" {
-				return nil, &LineError{Line: line, Reason: reason}
+				return nil, &LineError{Unit: "gold", Line: line, Reason: reason}
 			}
 			first[g.TurnID] = line
 			out = append(out, g)
