@@ -57,7 +57,13 @@ func TestServerBounds(t *testing.T) {
 	})
 	t.Run("opening scorecards beyond MaxScorecards closes the one idle longest", func(t *testing.T) {
 		x := newSrv(t, Config{MaxScorecards: 3})
-		a, b, c := x.card(), x.card(), x.card()
+		// Distinct times: ties between equally idle cards are broken by id,
+		// and ids are not ordered.
+		a := x.card()
+		x.advance(time.Second)
+		b := x.card()
+		x.advance(time.Second)
+		c := x.card()
 		x.advance(time.Second)
 		x.reset(Trek.ID, a, "") // a is used again: b is now idle longest
 		x.advance(time.Second)
