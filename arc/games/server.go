@@ -2,10 +2,10 @@ package games
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"net/http"
@@ -128,7 +128,6 @@ type Server struct {
 	mu     sync.Mutex
 	cards  map[string]*card
 	plays  map[string]*play
-	seq    int
 	stats  Stats
 	window map[string][]time.Time
 }
@@ -286,13 +285,18 @@ func decode(r *http.Request, v any) error {
 	return json.Unmarshal(body, v)
 }
 
-// newID returns a fresh identifier shaped like a UUID, deterministic for
-// the server's seed and the order of requests. s.mu must be held.
+// newID returns a fresh random version-4 UUID. Random, not a counter: the
+// ids of a restarted server must never name a card or game of the one
+// before it, or a workspace still holding an old guid would play in
+// another workspace's game (baseline1's server uses uuid4 too). kind is
+// unused but kept in the calls for reading.
 func (s *Server) newID(kind string) string {
-	s.seq++
-	h := fnv.New32a()
-	fmt.Fprintf(h, "%s/%d", kind, s.cfg.Seed)
-	return fmt.Sprintf("%08x-0000-4000-8000-%012x", h.Sum32(), s.seq)
+	_ = kind
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // info is g's EnvironmentInfo as the server lists it.

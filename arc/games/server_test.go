@@ -274,6 +274,14 @@ func TestServerLimits(t *testing.T) {
 }
 
 func TestServerDeterminism(t *testing.T) {
+	t.Run("a restarted server never reuses a guid or card id of the one before", func(t *testing.T) {
+		x, y := newSrv(t, Config{}), newSrv(t, Config{})
+		ca, cb := x.card(), y.card()
+		ga, gb := x.reset(Trek.ID, ca, "").GUID, y.reset(Trek.ID, cb, "").GUID
+		if ca == cb || ga == gb || len(ga) != 36 || ga[14] != '4' {
+			t.Fatalf("cards %s %s, guids %s %s: want distinct random v4 UUIDs", ca, cb, ga, gb)
+		}
+	})
 	t.Run("two servers with the same seed answer the same bytes to the same commands", func(t *testing.T) {
 		run := func(seed uint64) []string {
 			x := newSrv(t, Config{Seed: seed})
@@ -283,10 +291,12 @@ func TestServerDeterminism(t *testing.T) {
 				_, b, _ := x.do("POST", api.PathCmd+"RESET", api.ResetRequest{GameID: g.ID, CardID: card})
 				var r api.FrameResponse
 				json.Unmarshal(b, &r)
-				bodies = append(bodies, string(b))
+				// guids are random (a restarted server must not reuse
+				// them); everything else is the seed's.
+				bodies = append(bodies, strings.ReplaceAll(string(b), r.GUID, "GUID"))
 				for _, a := range append(g.Solution(seed, 1), g.Solution(seed, 2)...) {
 					_, b, _ := x.do("POST", api.PathCmd+a.Name, actionReq(g.ID, r.GUID, a))
-					bodies = append(bodies, string(b))
+					bodies = append(bodies, strings.ReplaceAll(string(b), r.GUID, "GUID"))
 				}
 			}
 			return bodies
