@@ -7,7 +7,10 @@
 //     model's reply into steps + answer, repairing or flagging, never failing;
 //   - MatchSteps / MatchMatrix: Match F1 by greedy 1:1 matching of predicted
 //     to reference steps on a similarity matrix, with its evidence (pairs,
-//     unmatched steps);
+//     unmatched steps); Match.Accepts, the acceptance rule, and
+//     ExplainUnmatched / ExplainSteps, each unmatched step's nearest step on
+//     the other side and whether it lost to a better pair or fell below the
+//     threshold;
 //   - OrderedF1: Match F1 discounted by how out of order the matched steps
 //     are (LIS ratio, or Kendall τ);
 //   - Judge: the rule judge of answer correctness, naming the rule (and, in

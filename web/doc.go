@@ -147,6 +147,14 @@
 // reasoning-step scorer. It decides no score: every number comes from
 // crystal.Evaluate through report.Score, and the pages lay out report.Table and
 // the per-item crystal.ItemScore (verdict, Match with its pairs, Order, CPR).
+// The rules it shows are the packages' too (issue 12 item 4): match
+// acceptance (crystal.Match.Accepts), the nearest step of an unmatched one
+// (crystal.ExplainSteps), the table's notes and formulas (report.Table.Notes,
+// OrdF1Formula, CPRFormula, report.MatchRule), the upload's checks
+// (report.ReadRuns, the same as `evident crystal score`'s) and image
+// references (report.ResolveImage, internal/datauri). Files by role:
+// crystal.go (runs held, handlers), crystal_view.go (page values),
+// crystal_upload.go (the form).
 //
 //   - Runs live in memory for the server's lifetime; nothing is written to the
 //     store (the store's schema is the persona judge's, and `evident crystal
@@ -178,7 +186,7 @@
 //     matched step links to its partner (#ref-N ↔ #pred-N) with the
 //     similarity (three decimals; the exact value in data-similarity). Each
 //     unmatched step is marked and names its nearest step on the other side,
-//     recomputed with the run's similarity: below the threshold, or already
+//     recomputed with the run's similarity (crystal.ExplainSteps): below the threshold, or already
 //     taken by a pair with a higher similarity.
 //   - The CRYSTAL pages are in English (the benchmark's language); the
 //     layout, navigation and safety layers are the site's.

@@ -17,6 +17,9 @@
 //     parsed fields ({id, model, reasoning_steps, answer}, read with the same
 //     coercions). A prediction without a model is named after its file.
 //   - Models are reported in the order they first appear in the predictions.
+//   - A prediction set in which no id is in the references is refused
+//     (ErrNoKnownID; ReadRuns, for the CLI and the screen alike): every item
+//     would score as missing, which is almost surely the wrong references.
 //   - Predictions for ids that are not in the references are ignored and
 //     counted in the table's notes; items without a prediction score 0 and
 //     count as wrong (crystal.Evaluate).
