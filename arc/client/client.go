@@ -99,6 +99,18 @@ type State struct {
 	// (ExpiredError); every later command is refused the same way, and
 	// Start moves the game aside.
 	Expired bool `json:"expired,omitempty"`
+	// Ended says, in words, why the game can no longer be played from
+	// this workspace: the ExpiredError that marked it Expired, or why the
+	// session lags the game (Lagging). Later commands repeat it.
+	Ended string `json:"ended,omitempty"`
+	// Lagging is set when the server may have played a command whose
+	// response the session does not hold (the response could not be
+	// recorded, could not be read, or never arrived): the session and the
+	// game then differ, so no further command is sent (ErrLagging) and
+	// Start moves the game aside. The official API has no way to fetch a
+	// missed response (baseline1 repairs one step through its own
+	// server's /game/last-step).
+	Lagging bool `json:"lagging,omitempty"`
 }
 
 // Options configures a Client.
@@ -390,7 +402,7 @@ func (c *Client) Start(ctx context.Context, baseURL, gameID string, card api.Ope
 	defer h.Unlock()
 	aside := ""
 	if st, err := c.ReadState(); err == nil {
-		expired := st.Expired
+		expired := st.Expired || st.Lagging
 		if d, ok := st.Idle(c.opts.Now()); ok && d > ScorecardIdleLimit && !st.Stopped {
 			expired = true
 		}
@@ -517,12 +529,18 @@ func (h *Held) MoveWith(ctx context.Context, act session.Action, mo MoveOptions)
 	expired := func(server error) error {
 		st.Expired = true
 		e := &ExpiredError{GameID: st.GameID, CardID: st.CardID, GUID: st.GUID, Last: st.LastCommand, Idle: idle, Server: server}
+		st.Ended = e.Error()
 		if werr := c.writeState(st); werr != nil {
 			return errors.Join(e, werr)
 		}
 		return e
 	}
-	if st.Expired || (known && idle > ScorecardIdleLimit) {
+	switch {
+	case st.Lagging:
+		return nil, fmt.Errorf("client: %w: %s; nothing was sent", ErrLagging, st.Ended)
+	case st.Expired && st.Ended != "":
+		return nil, &ExpiredError{GameID: st.GameID, CardID: st.CardID, GUID: st.GUID, Earlier: st.Ended}
+	case st.Expired || (known && idle > ScorecardIdleLimit):
 		return nil, expired(nil)
 	}
 	rec, err := session.OpenRecorder(c.SessionRoot())
@@ -567,16 +585,27 @@ func (h *Held) MoveWith(ctx context.Context, act session.Action, mo MoveOptions)
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Once sent, a command is seen through: a cancelled ctx (an
+	// interrupted command) must not drop the answer of a move the server
+	// played, or the session would lag the game. The HTTP client's timeout
+	// (APIOptions.Timeout) still bounds it.
+	sendCtx := context.WithoutCancel(ctx)
 	var resp *api.FrameResponse
 	if act.Name == "RESET" {
-		resp, err = a.Reset(ctx, st.GameID, st.CardID, st.GUID)
+		resp, err = a.Reset(sendCtx, st.GameID, st.CardID, st.GUID)
 	} else {
-		resp, err = a.Act(ctx, st.GameID, st.GUID, act, mo.Reasoning)
+		resp, err = a.Act(sendCtx, st.GameID, st.GUID, act, mo.Reasoning)
 	}
 	saveCookies(st, a)
 	if err != nil {
 		if gameGone(err) {
 			return nil, expired(err)
+		}
+		if mayHavePlayed(err) {
+			return nil, h.lag(st, fmt.Sprintf("the server may have played %s (step_index %d) but its answer was not received: %v", act, st.StepIndex+1, err), err)
 		}
 		if errors.Is(err, ErrGameOver) {
 			if werr := c.writeState(st); werr != nil {
@@ -588,6 +617,10 @@ func (h *Held) MoveWith(ctx context.Context, act session.Action, mo MoveOptions)
 			return nil, errors.Join(err, werr)
 		}
 		return nil, err
+	}
+	if (resp.GUID != "" && st.GUID != "" && resp.GUID != st.GUID) || (resp.GameID != "" && resp.GameID != st.GameID) {
+		return nil, h.lag(st, fmt.Sprintf("the server answered %s for game %s (guid %s), not this workspace's game %s (guid %s)",
+			act, resp.GameID, resp.GUID, st.GameID, st.GUID), nil)
 	}
 	st.StepIndex++
 	st.LastCommand = c.opts.Now()
@@ -603,7 +636,7 @@ func (h *Held) record(st *State, act session.Action, resp *api.FrameResponse, re
 	res := &Result{Action: act, Response: resp, State: *st, Status: session.Running}
 	sr, err := resp.Session(st.StepIndex)
 	fail := func(err error) (*Result, error) {
-		return nil, fmt.Errorf("client: the server played %s but recording its response failed (the session now lags the game): %w", act, err)
+		return nil, h.lag(st, fmt.Sprintf("the server played %s (step_index %d) but its response could not be recorded: %v", act, st.StepIndex, err), err)
 	}
 	if err != nil {
 		return fail(err)

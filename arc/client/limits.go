@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -90,6 +91,9 @@ type ExpiredError struct {
 	// Server is the server's error, nil when the client found the expiry
 	// itself.
 	Server error
+	// Earlier is the message of the ExpiredError that ended the game in an
+	// earlier command (State.Ended); set, it is the whole story.
+	Earlier string
 }
 
 // Error says it in plain words, with the idle gap.
@@ -99,9 +103,17 @@ func (e *ExpiredError) Error() string {
 	if !e.Last.IsZero() {
 		gap = fmt.Sprintf("%s (the last command was at %s)", e.Idle.Round(time.Second), e.Last.UTC().Format(time.RFC3339))
 	}
-	if e.Server == nil {
+	switch {
+	case e.Earlier != "":
+		return "the game in this workspace ended earlier: " + e.Earlier + "; nothing was sent"
+	case e.Server == nil:
 		return fmt.Sprintf("the scorecard %s of game %s has expired: no command for %s, and the server closes a scorecard after %s without one; nothing was sent, the game cannot go on",
 			e.CardID, e.GameID, gap, limit)
+	case e.Last.IsZero() || e.Idle < IdleWarnAfter:
+		// Too soon for the idle limit (even with the two clocks apart): the
+		// server restarted, or closed the scorecard for another reason.
+		return fmt.Sprintf("the server no longer knows game %s (guid %s), %s after the last command, well within its %s idle limit: it was restarted, or its scorecard %s was closed (or opened over 3 days ago); the game cannot go on (%v)",
+			e.GameID, e.GUID, gap, limit, e.CardID, e.Server)
 	}
 	return fmt.Sprintf("the server no longer knows game %s (guid %s) after %s without a command: its scorecard %s expired (the server closes a scorecard after %s idle, or 3 days after it opened); the game cannot go on (%v)",
 		e.GameID, e.GUID, gap, e.CardID, limit, e.Server)
@@ -138,6 +150,37 @@ func IdleWarning(st *State, now time.Time) string {
 		return fmt.Sprintf("warning: no command for %s: the server closes a scorecard after %s without one, so scorecard %s has most likely expired", d, ScorecardIdleLimit, st.CardID)
 	}
 	return fmt.Sprintf("warning: no command for %s: the server closes scorecard %s after %s without one (%s left)", d, st.CardID, ScorecardIdleLimit, ScorecardIdleLimit-d)
+}
+
+// ErrLagging: the server may have played a command whose response the
+// session lacks (State.Lagging); the game cannot go on from this session.
+var ErrLagging = errors.New("the session lags the game")
+
+// mayHavePlayed reports whether a failed command may still have been played
+// by the server: anything but an HTTP error status (the server refused it)
+// and a failure to connect (nothing reached it) — a timeout, a connection
+// cut mid-answer, an answer that could not be read.
+func mayHavePlayed(err error) bool {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return false
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return true
+}
+
+// lag marks the state Lagging with why (also State.Ended) and returns the
+// error for it, wrapping cause.
+func (h *Held) lag(st *State, why string, cause error) error {
+	st.Lagging, st.Ended = true, why
+	err := fmt.Errorf("client: %w: %s; the recorded session no longer matches the game, so later commands are refused; start a new game (the old session is moved aside)", ErrLagging, why)
+	if werr := h.c.writeState(st); werr != nil {
+		return errors.Join(err, cause, werr)
+	}
+	return errors.Join(err, cause)
 }
 
 // gameGone reports whether err is the server's answer for a game or

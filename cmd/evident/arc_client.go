@@ -44,6 +44,12 @@ package main
 //	   "game … not found"); the message gives the idle gap. The game cannot
 //	   go on: `client start GAME_ID` in the same workspace moves the old
 //	   session to client/session.expired-N/ and starts anew.
+//	4  exitSessionLags: the server may have played a command whose answer
+//	   the session lacks (it could not be recorded, read, or never came);
+//	   later commands are refused the same way, and `client start GAME_ID`
+//	   moves the session aside as for 3. start and move ignore SIGINT and
+//	   SIGTERM while they run (as baseline1's client.py does), so an
+//	   interrupt never causes this.
 
 import (
 	"context"
@@ -52,8 +58,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v3"
 
@@ -87,6 +95,10 @@ func urlFlag() cli.Flag {
 // because the game's scorecard expired (client.ErrScorecardExpired).
 const exitScorecardExpired = 3
 
+// exitSessionLags is the exit status of a client command refused or failed
+// because the session lags the game (client.ErrLagging).
+const exitSessionLags = 4
+
 // newClient builds the workspace's client; back-off notices and warnings
 // go to stderr.
 func newClient(cmd *cli.Command) (*client.Client, error) {
@@ -112,6 +124,8 @@ func clientExit(name string, err error) error {
 	switch {
 	case errors.Is(err, client.ErrScorecardExpired):
 		return cli.Exit(msg+sep+"start a new game here with: evident arc client start GAME_ID (this session is then moved to "+client.ExpiredSessionPrefix+"N/)", exitScorecardExpired)
+	case errors.Is(err, client.ErrLagging):
+		return cli.Exit(msg+sep+"start a new game here with: evident arc client start GAME_ID (this session is then moved to "+client.ExpiredSessionPrefix+"N/)", exitSessionLags)
 	case errors.Is(err, client.ErrGameOver):
 		msg += sep + "Send RESET: evident arc client move RESET"
 	case errors.Is(err, client.ErrResetBeforeAction):
@@ -138,6 +152,7 @@ func arcClientCommand() *cli.Command {
 					if cmd.Args().Len() != 1 {
 						return cli.Exit("arc client start: want one GAME_ID (list them with: evident arc client games)", 2)
 					}
+					defer seeThrough()()
 					c, err := newClient(cmd)
 					if err != nil {
 						return clientExit("arc client start", err)
@@ -171,6 +186,7 @@ func arcClientCommand() *cli.Command {
 						}
 						reasoning = json.RawMessage(r)
 					}
+					defer seeThrough()()
 					c, err := newClient(cmd)
 					if err != nil {
 						return clientExit("arc client move", err)
@@ -309,4 +325,14 @@ func printJSON(w io.Writer, raw json.RawMessage) {
 	}
 	b, _ := json.MarshalIndent(v, "", "  ")
 	fmt.Fprintf(w, "%s\n", b)
+}
+
+// seeThrough ignores SIGINT and SIGTERM until the returned function runs,
+// as baseline1's client.py does: a command the server may already have
+// played is always recorded, so an interrupt cannot leave the session
+// behind the game. The command is short (one request, bounded by the
+// client's HTTP timeout).
+func seeThrough() (restore func()) {
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	return func() { signal.Reset(os.Interrupt, syscall.SIGTERM) }
 }
