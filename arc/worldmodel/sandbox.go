@@ -64,6 +64,12 @@ type sandboxSpec struct {
 // Docker socket, ssh agents; /var/run links there on Debian).
 var privateDirs = []string{"/tmp", "/var/tmp", "/run"}
 
+// hiddenWorkspaceDirs are the workspace folders the sandbox replaces by
+// empty ones (issue 11: the world model reads nothing of the session but
+// through load_initial_full_frame): client/ (session/ and the state file),
+// agent/ (the controller's transcript and policy) and .git (snapshots).
+var hiddenWorkspaceDirs = []string{"client", "agent", ".git"}
+
 // commandDirs are the folders of the absolute paths in command (a word
 // starting with "/", quotes stripped) that exist under a private folder.
 func commandDirs(command string) []string {

@@ -83,6 +83,30 @@ done
 			t.Errorf("guard-rail mode wrote no %s: %v", shared, err)
 		}
 	})
+	t.Run("the session, the agent's transcript and git history are hidden; initial full frames are not", func(t *testing.T) {
+		ws := t.TempDir()
+		for _, f := range []string{"client/session/level_01_attempt_01/initial_frame.txt", "client/client_state.json",
+			"agent/transcript.jsonl", ".git/HEAD", "initial_full_frames/level_1.txt"} {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, f), []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		attempt := `r=""
+for f in client/session/level_01_attempt_01/initial_frame.txt client/client_state.json agent/transcript.jsonl .git/HEAD initial_full_frames/level_1.txt; do
+  if cat "` + ws + `/$f" >/dev/null 2>&1; then r="$r read"; else r="$r hidden"; fi
+done
+`
+		m := loadHostile(t, ws, attempt, SandboxAuto)
+		if m.Sandbox() != "bwrap" || m.Runtime() != " hidden hidden hidden hidden read" {
+			t.Fatalf("sandbox %q, runtime %q", m.Sandbox(), m.Runtime())
+		}
+		if g := loadHostile(t, ws, attempt, SandboxOff); g.Runtime() != " read read read read read" {
+			t.Fatalf("guard-rail mode: runtime %q", g.Runtime())
+		}
+	})
 	t.Run("the network is unreachable", func(t *testing.T) {
 		py, err := osexec.LookPath("python3")
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,6 +71,16 @@ func bwrapArgv(path string, spec sandboxSpec) []string {
 		}
 		if _, err := os.Stat(d); err == nil {
 			argv = append(argv, "--ro-bind", d, d)
+		}
+	}
+	// What the model must not see of its workspace: the recorded session
+	// and the client's state (guid, cookies), the agent run's transcript,
+	// and git history (snapshots hold old sessions). Empty folders take
+	// their place; initial_full_frames stays (load_initial_full_frame).
+	for _, name := range hiddenWorkspaceDirs {
+		d := filepath.Join(spec.dir, name)
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() && spec.dir != "" {
+			argv = append(argv, "--tmpfs", d)
 		}
 	}
 	argv = append(argv, bwrapNamespaces...)
