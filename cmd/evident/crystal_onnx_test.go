@@ -41,7 +41,7 @@ func TestCrystalScoreONNX(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	testdata := filepath.Join("..", "..", "crystal", "embed", "testdata")
+	testdata := filepath.Join("..", "..", "crystal", "embedder", "testdata")
 	tok, err := os.ReadFile(filepath.Join(testdata, "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
