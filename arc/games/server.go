@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -353,16 +354,75 @@ func compactLen(raw json.RawMessage) int {
 	return b.Len()
 }
 
+// Flask's answers to a body that request.get_json() cannot read (the
+// toolkit's server, arc_agi server.py, is a Flask app; Flask 3.1, debug
+// off): no JSON Content-Type is 415, an empty or malformed JSON body 400,
+// both as Flask's HTML error pages.
+const (
+	flask400 = "<!doctype html>\n<html lang=en>\n<title>400 Bad Request</title>\n<h1>Bad Request</h1>\n" +
+		"<p>The browser (or proxy) sent a request that this server could not understand.</p>\n"
+	flask415 = "<!doctype html>\n<html lang=en>\n<title>415 Unsupported Media Type</title>\n<h1>Unsupported Media Type</h1>\n" +
+		"<p>Did not attempt to load JSON data because the request Content-Type was not &#39;application/json&#39;.</p>\n"
+)
+
+// MsgOpaqueTooLarge is the official error of a scorecard/open whose opaque
+// is over MaxOpaqueBytes as compact JSON (arc_agi api.py new_scorecard: the
+// text says 8 KB while the limit is 16 KiB; the body is {"error": MSG}).
+const MsgOpaqueTooLarge = "opaque exceeds 8 KB limit"
+
+// MsgBodyNotObject is the official error of a scorecard/open whose body is
+// JSON but not an object (arc_agi api.py new_scorecard).
+const MsgBodyNotObject = "request body must be a JSON object"
+
+// jsonContentType reports whether r's Content-Type is JSON as Flask's
+// is_json reads it: application/json or application/*+json.
+func jsonContentType(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && (mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")))
+}
+
+func writeHTML(w http.ResponseWriter, status int, page string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	io.WriteString(w, page)
+}
+
+// handleOpen is POST /api/scorecard/open as arc_agi api.py new_scorecard
+// answers it: an empty body is Flask's 415 (no JSON Content-Type) or 400;
+// a malformed body 400 (Flask's page); JSON that is not an object 400
+// {"error": MsgBodyNotObject}; an opaque over MaxOpaqueBytes 400 {"error":
+// MsgOpaqueTooLarge}. Decision: a non-empty JSON body is read whatever its
+// Content-Type (curl users; Flask would answer 415).
 func (s *Server) handleOpen(w http.ResponseWriter, r *http.Request) {
 	var req api.OpenScorecardRequest
-	if r.ContentLength != 0 {
-		if err := decode(r, &req); err != nil {
-			writeErr(w, http.StatusBadRequest, api.CodeValidation, "scorecard/open: "+err.Error())
-			return
-		}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, api.CodeValidation, "scorecard/open: "+err.Error())
+		return
 	}
-	if len(req.Opaque) > 0 && compactLen(req.Opaque) > MaxOpaqueBytes {
-		writeErr(w, http.StatusBadRequest, api.CodeValidation, fmt.Sprintf("scorecard/open: opaque exceeds %d bytes", MaxOpaqueBytes))
+	if len(bytes.TrimSpace(body)) == 0 {
+		if !jsonContentType(r) {
+			writeHTML(w, http.StatusUnsupportedMediaType, flask415)
+		} else {
+			writeHTML(w, http.StatusBadRequest, flask400)
+		}
+		return
+	}
+	var obj map[string]json.RawMessage
+	if !json.Valid(body) {
+		writeHTML(w, http.StatusBadRequest, flask400)
+		return
+	}
+	if json.Unmarshal(body, &obj) != nil || obj == nil {
+		writeJSON400(w, MsgBodyNotObject)
+		return
+	}
+	if raw, ok := obj["opaque"]; ok && compactLen(raw) > MaxOpaqueBytes {
+		writeJSON400(w, MsgOpaqueTooLarge)
+		return
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeErr(w, http.StatusBadRequest, api.CodeValidation, "scorecard/open: "+err.Error())
 		return
 	}
 	s.mu.Lock()
@@ -381,6 +441,14 @@ func (s *Server) handleOpen(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cards[c.id] = c
 	writeJSON(w, api.OpenScorecardResponse{CardID: c.id})
+}
+
+// writeJSON400 writes 400 {"error": msg}, the official shape of
+// new_scorecard's refusals (no "message").
+func writeJSON400(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
 func contains(list []string, s string) bool {
@@ -580,12 +648,19 @@ func notFound(gameID string) (*api.FrameResponse, int, string, string) {
 	return nil, http.StatusBadRequest, api.CodeServerError, fmt.Sprintf("game %s not found", gameID)
 }
 
-// reset executes RESET. s.mu must be held.
+// reset executes RESET. s.mu must be held. The game_id may be a prefix
+// that Find resolves ("trek" for "trek-v1"), as the official server
+// resolves a RESET's game_id through arcade.make (arc_agi api.py
+// _get_or_create_environment, base.py make). Decisions: the response
+// names the full game id (the official one echoes the id sent, and a
+// client that goes on with it loses its play there); a level RESET with a
+// guid accepts any id that resolves to the guid's game (the official
+// server would start a new game under the same guid).
 func (s *Server) reset(req cmdRequest) (*api.FrameResponse, int, string, string) {
 	var p *play
 	full := true
 	if req.GUID == "" {
-		c, g := s.cards[req.CardID], s.games[req.GameID]
+		c, g := s.cards[req.CardID], s.Find(req.GameID)
 		if c == nil || g == nil {
 			return notFound(req.GameID)
 		}
@@ -595,7 +670,7 @@ func (s *Server) reset(req cmdRequest) (*api.FrameResponse, int, string, string)
 		p.restart(s.cfg.Seed, 1)
 	} else {
 		p = s.plays[req.GUID]
-		if p == nil || p.game.ID != req.GameID {
+		if p == nil || s.Find(req.GameID) != p.game {
 			return notFound(req.GameID)
 		}
 		if req.CardID != "" && req.CardID != p.card.id {
