@@ -256,13 +256,14 @@
 // without numpy hello fails with a message saying so.
 //
 // Imports (baseline1's agent image, Dockerfile.agent): model files may
-// import numpy, scipy, networkx, the pure standard modules of ALLOWED_STDLIB
-// in the adapter (collections, heapq, math, random, itertools, functools,
-// dataclasses, typing, …), the served modules game_status,
+// import numpy, scipy, sympy, networkx, the standard modules of
+// ALLOWED_STDLIB in the adapter (collections, heapq, math, random,
+// itertools, functools, dataclasses, typing, sys, time, queue, hashlib, …;
+// what sys.modules reaches is refused by the audit hook below), the served modules game_status,
 // load_initial_full_frame and state_reconstruction_tools (simulate_actions
 // and replay_actions only; its session readers are not served), and the
 // workspace's own world_model_*.py and level_N_planner_i.py files; every
-// other module (os, sys, time, pathlib, subprocess, socket, …) is refused
+// other module (os, pathlib, subprocess, socket, …) is refused
 // with `import of 'os' refused: …`. open, input, breakpoint, exec, eval,
 // compile, exit and quit are refused in model code, and
 // load_initial_full_frame works only while initial_state_reconstruction

@@ -129,7 +129,7 @@ func TestPythonSandboxRefuses(t *testing.T) {
 		{"ctypes through numpy", "    np.core._internal.ctypes.CDLL(None)\n",
 			"PermissionError: ctypes.dlopen refused in a world model", false},
 		{"subprocess after the guard", "    import subprocess\n",
-			"ImportError: import of 'subprocess' refused: a world model may import only numpy, scipy, networkx,", false},
+			"ImportError: import of 'subprocess' refused: a world model may import only numpy, scipy, sympy, networkx,", false},
 		{"networkx reads a file", "    import networkx as nx\n    nx.read_edgelist('client/session/level_01_attempt_01/initial_metadata.json')\n",
 			"PermissionError: open('client/session/level_01_attempt_01/initial_metadata.json') refused in a world model: it reads no files; initial_state_reconstruction may call load_initial_full_frame(level_index) (evident sandbox)", true},
 	}

@@ -277,8 +277,8 @@ func TestPythonGuardRails(t *testing.T) {
 		files    map[string]string
 		fn, want string
 	}{
-		{"import os", withEngine("import os\n"), worldmodel.PythonEngineFile, `ImportError: import of 'os' refused: a world model may import only numpy, scipy, networkx, game_status, load_initial_full_frame, state_reconstruction_tools, the workspace's world_model_*.py and level_N_planner_i.py files and the standard modules __future__, abc,`},
-		{"from time", withEngine("from time import time\n"), worldmodel.PythonEngineFile, `import of 'time' refused`},
+		{"import os", withEngine("import os\n"), worldmodel.PythonEngineFile, `ImportError: import of 'os' refused: a world model may import only numpy, scipy, sympy, networkx, game_status, load_initial_full_frame, state_reconstruction_tools, the workspace's world_model_*.py and level_N_planner_i.py files and the standard modules __future__, abc,`},
+		{"from pathlib", withEngine("from pathlib import Path\n"), worldmodel.PythonEngineFile, `import of 'pathlib' refused`},
 		{"import socket", map[string]string{worldmodel.PythonStateIOFile: stateIO + "\nimport socket\n"}, worldmodel.PythonStateIOFile, `import of 'socket' refused`},
 		{"open at load", withEngine("RULES = open('client/session/level_01_attempt_01/step_0001_final.txt').read()\n"), worldmodel.PythonEngineFile, `PermissionError: open() refused in a world model`},
 		{"syntax error", withEngine("def broken(:\n"), worldmodel.PythonEngineFile, `world_model_engine.py:`},

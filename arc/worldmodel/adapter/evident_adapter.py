@@ -22,7 +22,8 @@ session readers are not served). The plan request may name an auxiliary
 planner module (level_N_planner_i), loaded like the model files.
 
 What model code may import (baseline1's agent image): numpy, scipy,
-networkx, the standard modules of ALLOWED_STDLIB, the three served modules,
+sympy, networkx, the standard modules of ALLOWED_STDLIB (sys, time, queue
+and hashlib among them), the three served modules,
 and the workspace's own world_model_*.py and level_N_planner_i.py files.
 open, input, breakpoint, exec, eval, compile, exit and quit are refused in
 model code; print() output goes to stderr, so it cannot corrupt the protocol.
@@ -71,23 +72,28 @@ F_RENDER = "state_renderer"
 F_OVERRIDES = "apply_render_overrides"
 F_PLANNER = "planner"
 
-# Standard modules without files, clocks, processes or network (random
-# included: baseline1's agents use it, seeded, in planners).
+# Standard modules that give no file, process or network access of their
+# own (random included: baseline1's agents use it, seeded, in planners; sys
+# for sys.setrecursionlimit, time, queue and hashlib as baseline1's models
+# use them). What sys reaches (sys.modules['os'], this module's real_open)
+# is still refused by the audit hook: it sees the interpreter's events, not
+# how a function was found.
 ALLOWED_STDLIB = frozenset("""
     __future__ abc array bisect cmath collections contextlib copy dataclasses
-    decimal enum fractions functools heapq itertools json math numbers operator
-    random re statistics string types typing
+    decimal enum fractions functools hashlib heapq itertools json math numbers
+    operator queue random re statistics string sys time types typing
 """.split())
-# Third-party packages of baseline1's agent image (Dockerfile.agent) that a
-# world model may import.
-ALLOWED_PACKAGES = ("numpy", "scipy", "networkx")
+# Third-party packages of baseline1's agent image (Dockerfile.agent:
+# python3-numpy, python3-scipy, python3-sympy, python3-networkx; its prompt
+# names NumPy, SciPy, Sympy and NetworkX) that a world model may import.
+ALLOWED_PACKAGES = ("numpy", "scipy", "sympy", "networkx")
 SERVED_MODULES = ("game_status", "load_initial_full_frame", "state_reconstruction_tools")
 ALLOWED_IMPORTS = ALLOWED_STDLIB | frozenset(ALLOWED_PACKAGES) | frozenset(SERVED_MODULES)
 # The workspace's own modules a model file may import.
 WORKSPACE_MODULE = re.compile(r"(world_model_[A-Za-z0-9_]+|level_[0-9]+_planner_[0-9]+)\Z")
 # Any module the plan request may name as an auxiliary planner.
 AUX_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-IMPORT_RULE = ("a world model may import only numpy, scipy, networkx, game_status, load_initial_full_frame, "
+IMPORT_RULE = ("a world model may import only numpy, scipy, sympy, networkx, game_status, load_initial_full_frame, "
                "state_reconstruction_tools, the workspace's world_model_*.py and level_N_planner_i.py files and "
                "the standard modules " + ", ".join(sorted(ALLOWED_STDLIB)) + " (evident adapter)")
 
