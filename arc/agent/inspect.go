@@ -3,7 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 
 	"evident/arc/session"
+	"evident/internal/file"
 )
 
 // Inspection is what the controller knows about the game after a turn: it
@@ -131,7 +131,7 @@ func Inspect(root string) (Inspection, error) {
 
 // readMetadata reads and parses one metadata file, capped at 1 MiB.
 func readMetadata(path string) (session.Metadata, error) {
-	b, err := readCapped(path, maxMetadataBytes)
+	b, err := file.ReadCapped(path, maxMetadataBytes)
 	if err != nil {
 		return session.Metadata{}, fmt.Errorf("inspect: %w", err)
 	}
@@ -140,22 +140,4 @@ func readMetadata(path string) (session.Metadata, error) {
 		return m, fmt.Errorf("inspect %s: %w", path, err)
 	}
 	return m, nil
-}
-
-// readCapped reads at most limit bytes of path; a larger file is an error
-// naming it.
-func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
-	}
-	return b, nil
 }

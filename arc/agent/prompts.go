@@ -3,6 +3,7 @@ package agent
 import (
 	"embed"
 	"errors"
+	"evident/internal/file"
 	"fmt"
 	"io/fs"
 	"os"
@@ -79,7 +80,7 @@ func LoadPrompts(dir, ws, ext string) (Prompts, error) {
 				unknown = append(unknown, e.Name())
 				continue
 			}
-			b, err := readCapped(filepath.Join(dir, e.Name()), maxPromptBytes)
+			b, err := file.ReadCapped(filepath.Join(dir, e.Name()), maxPromptBytes)
 			if err != nil {
 				return nil, fmt.Errorf("agent: prompts: %w", err)
 			}
@@ -92,7 +93,7 @@ func LoadPrompts(dir, ws, ext string) (Prompts, error) {
 	}
 	if ws != "" {
 		path := filepath.Join(ws, "main_prompt.md")
-		b, err := readCapped(path, maxPromptBytes)
+		b, err := file.ReadCapped(path, maxPromptBytes)
 		switch {
 		case err == nil:
 			if dir == "" || !fileExists(filepath.Join(dir, "main.md")) {

@@ -13,6 +13,7 @@ import (
 	"evident/arc/games"
 	"evident/arc/score"
 	"evident/arc/session"
+	"evident/internal/file"
 )
 
 // Result is one agent run's numbers (issue 11 item 4): RHAE of the game and
@@ -58,7 +59,7 @@ const ResultsFile = "agent/result.json"
 // and dir/agent/transcript.jsonl when present. Errors name the file.
 func ReadResult(dir string, baselines []int) (Result, error) {
 	r := Result{Dir: dir}
-	b, err := readCapped(filepath.Join(dir, "client", "client_state.json"), 16<<20)
+	b, err := file.ReadCapped(filepath.Join(dir, "client", "client_state.json"), 16<<20)
 	if err != nil {
 		return r, fmt.Errorf("results: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"evident/arc/api"
 	"evident/arc/session"
 	"evident/internal/backoff"
+	"evident/internal/file"
 )
 
 // Files of the client inside the workspace, and defaults.
@@ -283,20 +284,12 @@ const maxStateFile = 16 << 20
 // a State.
 func (c *Client) ReadState() (*State, error) {
 	path := filepath.Join(c.ws, StateFile)
-	f, err := os.Open(path)
+	b, err := file.ReadCapped(path, maxStateFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNotStarted
 	}
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("client: %s: %w", path, err)
-	}
-	if len(b) > maxStateFile {
-		return nil, fmt.Errorf("client: %s: larger than %d bytes", path, maxStateFile)
 	}
 	var st State
 	if err := json.Unmarshal(b, &st); err != nil {
@@ -312,21 +305,8 @@ func (c *Client) writeState(st *State) error {
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
-	path := filepath.Join(c.ws, StateFile)
-	f, err := os.CreateTemp(filepath.Dir(path), ".client_state.tmp*")
-	if err != nil {
-		return fmt.Errorf("client: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("client: write %s: %w", path, err)
+	if err := file.WriteAtomic(filepath.Join(c.ws, StateFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("client: write %w", err)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"evident/arc/session"
+	"evident/internal/file"
 )
 
 // actionSemantics is the hint baseline1's client prints after each
@@ -202,17 +203,9 @@ const maxMetadata = 1 << 20
 // readMetadata reads and parses a recorded metadata file (at most
 // maxMetadata bytes), naming it in errors.
 func readMetadata(path string) (session.Metadata, error) {
-	f, err := os.Open(path)
+	data, err := file.ReadCapped(path, maxMetadata)
 	if err != nil {
 		return session.Metadata{}, fmt.Errorf("client: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxMetadata+1))
-	if err != nil {
-		return session.Metadata{}, fmt.Errorf("client: %s: %w", path, err)
-	}
-	if len(data) > maxMetadata {
-		return session.Metadata{}, fmt.Errorf("client: %s: larger than %d bytes", path, maxMetadata)
 	}
 	m, err := session.ParseMetadata(data)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"evident/arc/games"
 	"evident/arc/score"
 	"evident/arc/session"
+	"evident/internal/file"
 )
 
 // maxBaselineFile and maxStateFile cap what arc score reads from users.
@@ -71,28 +72,11 @@ func sessionDirs(dir string) (sessionDir, stateFile string) {
 	return dir, filepath.Join(filepath.Dir(dir), filepath.Base(client.StateFile))
 }
 
-// readCapped reads at most limit bytes of path; more is an error naming it.
-func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
-	}
-	return b, nil
-}
-
 // arcScore scores the session at dir. gameID and baselineFile may be "".
 func arcScore(dir, gameID, baselineFile string) (score.EnvironmentScore, error) {
 	sdir, stateFile := sessionDirs(dir)
 	if gameID == "" {
-		b, err := readCapped(stateFile, maxStateFile)
+		b, err := file.ReadCapped(stateFile, maxStateFile)
 		switch {
 		case err == nil:
 			var st struct {
@@ -108,7 +92,7 @@ func arcScore(dir, gameID, baselineFile string) (score.EnvironmentScore, error) 
 	}
 	var baselines []int
 	if baselineFile != "" {
-		b, err := readCapped(baselineFile, maxBaselineFile)
+		b, err := file.ReadCapped(baselineFile, maxBaselineFile)
 		if err != nil {
 			return score.EnvironmentScore{}, err
 		}

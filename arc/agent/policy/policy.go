@@ -32,8 +32,8 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"evident/internal/file"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -94,7 +94,7 @@ func Write(ws string, p Policy) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(ws, File), append(b, '\n'))
+	return file.WriteAtomic(filepath.Join(ws, File), append(b, '\n'))
 }
 
 // Remove deletes the policy file (the end of an agent run).
@@ -110,7 +110,7 @@ func Remove(ws string) error {
 // over 64 KiB or not the JSON of a Policy is an error naming it.
 func Read(ws string) (p Policy, ok bool, err error) {
 	path := filepath.Join(ws, File)
-	b, err := readCapped(path)
+	b, err := file.ReadCapped(path, maxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return p, false, nil
 	}
@@ -193,7 +193,7 @@ func Check(ws string, c Command, now func() time.Time) error {
 	}
 	used[key]++
 	b, _ := json.MarshalIndent(used, "", "  ")
-	return writeAtomic(filepath.Join(ws, UsageFile), append(b, '\n'))
+	return file.WriteAtomic(filepath.Join(ws, UsageFile), append(b, '\n'))
 }
 
 // DirectMoves returns the direct moves counted per level ("1" → n).
@@ -202,7 +202,7 @@ func DirectMoves(ws string) (map[string]int, error) { return readUsage(ws) }
 func readUsage(ws string) (map[string]int, error) {
 	path := filepath.Join(ws, UsageFile)
 	used := map[string]int{}
-	b, err := readCapped(path)
+	b, err := file.ReadCapped(path, maxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return used, nil
 	}
@@ -241,42 +241,4 @@ func AppendRefusal(ws string, iteration int, what, why string, now func() time.T
 		err = cerr
 	}
 	return err
-}
-
-func readCapped(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxFileSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxFileSize)
-	}
-	return b, nil
-}
-
-func writeAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
