@@ -31,9 +31,7 @@ var llmAllowed = []string{"evident/persona/summarize", "evident/crystal/run"}
 // knownViolations are rules broken today, each with the issue that removes
 // it. The test fails when one of them is fixed (take it off the list) as
 // well as when a new one appears.
-var knownViolations = map[string]string{
-	"evident/persona/summarize -> evident/store": "summarize.StoreCache adapts the store's llm_cache; it should move to the store adapter once summarize's store-backed tests become external (issue 12 item 3)",
-}
+var knownViolations = map[string]string{}
 
 func isDomain(p string) bool {
 	for _, root := range []string{"evident/persona", "evident/crystal", "evident/arc"} {

@@ -1,6 +1,7 @@
 package persona
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -78,4 +79,34 @@ type Summary struct {
 	// Cached reports that the model's answer came from the cache, not a
 	// call.
 	Cached bool `json:"cached"`
+}
+
+// CachedAnswer is a model's answer to a summary request as the answer cache
+// keeps it (persona/summarize's Cache; the store's llm_cache table,
+// migration 0002). It lives here so that the summarizer, which declares the
+// cache, and the store, which implements it, share one definition without
+// the store importing the pipeline (issue 12 item 3).
+type CachedAnswer struct {
+	// Text is the answer's text; JSON the answer as raw JSON, nil when it
+	// was not JSON (llm.Response).
+	Text string          `json:"text"`
+	JSON json.RawMessage `json:"json,omitempty"`
+	// InputTokens and OutputTokens are what the answer cost when fetched.
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// Model is the model name the server reported.
+	Model string `json:"model,omitempty"`
+}
+
+// CacheEntry is one CachedAnswer under its content address, with what it
+// answered.
+type CacheEntry struct {
+	// Key is the content address: sha256 (hex) over the prompt version,
+	// provider, model and the request as JSON (persona/summarize "Cache").
+	Key string
+	// PromptVersion, Provider and Model say what was asked (for
+	// housekeeping; Key already depends on them).
+	PromptVersion, Provider, Model string
+	// Answer is what the model said.
+	Answer CachedAnswer
 }

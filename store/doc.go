@@ -25,7 +25,9 @@
 //
 //   - a content-addressed cache of model answers (CacheGet, CachePut;
 //     migration 0002), so a re-run with the same prompt and inputs sends
-//     nothing; the caller computes the key and encodes the answer.
+//     nothing; the caller computes the key. SummaryCache is that table as
+//     the summarizer's cache (persona/summarize.Cache and BatchCache, over
+//     persona.CachedAnswer), so the summarizer needs no store import.
 //
 //   - stored tables and a run's records as ingest.Sources (DatasetTable,
 //     RunWriter.Turns, RunRecords; source.go), read a page at a time, so the

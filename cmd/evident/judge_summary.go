@@ -157,7 +157,7 @@ func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards
 			return nil, fmt.Errorf("--cache: %w", err)
 		}
 		st.closeAll = append(st.closeAll, db.Close)
-		cache = summarize.StoreCache{DB: db}
+		cache = store.SummaryCache{DB: db}
 	}
 	cardList, _, err := batch.LoadCards(cards)
 	if err != nil {

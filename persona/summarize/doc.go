@@ -8,8 +8,9 @@
 // It owns the versioned prompt (prompts/v1.md, embedded; PromptVersion), the
 // request built from the card, the turn and the rule's record, the decision
 // whether a model's answer is used, discarded or reverted, the proper-noun
-// rule below, the content-addressed answer cache (Cache, MemoryCache,
-// StoreCache, Buffered), the run's Tally and the sidecar line (LogLine). It
+// rule below, the content-addressed answer cache's interface and its
+// in-process forms (Cache, BatchCache, MemoryCache, Buffered; the store
+// implements it as store.SummaryCache), the run's Tally and the sidecar line (LogLine). It
 // plugs into persona/batch as Config.Summarize (Summarizer.Summarize).
 //
 // It must not touch: the verdict or any rule field (persona decides them and
@@ -17,8 +18,9 @@
 // timeouts, retries, backoff, concurrency and the run budget are llm.Wrap's —
 // the output schema (persona/schema.json, the seed's, unchanged; which summary
 // was used is a sidecar, never a record field), the pipeline and its order
-// (persona/batch), and the store's schema beyond reading and writing the
-// llm_cache table through store.CacheGet and store.CachePut.
+// (persona/batch), and the store: it imports no adapter (arch_test.go); the
+// answer types it caches (persona.CachedAnswer, persona.CacheEntry) live in
+// persona so that the store can implement Cache without importing it.
 //
 // # What code decides
 //
@@ -89,7 +91,8 @@
 // re-run with the same prompt, model and inputs sends nothing for unchanged
 // turns and reaches the same decision. Failed calls are not cached.
 // Without a Config.Cache the Summarizer keeps answers in memory for its own
-// life only (NewMemoryCache); StoreCache keeps them in the store's llm_cache
-// table (migration 0002) across runs; Buffered holds writes back while a
-// store run's transaction holds the write lock.
+// life only (NewMemoryCache); store.SummaryCache keeps them in the store's
+// llm_cache table (migration 0002) across runs; Buffered holds writes back
+// while a store run's transaction holds the write lock and flushes them in
+// one write (BatchCache).
 package summarize

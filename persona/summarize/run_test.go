@@ -97,7 +97,7 @@ func TestBatchRunAndCache(t *testing.T) {
 	defer db.Close()
 
 	e := &echo{overlap: 4, gate: make(chan struct{})}
-	s1, err := New(Config{Judge: j, Cards: cards, Client: llm.Wrap(e, llm.Policy{Concurrency: 4, Timeout: 10 * time.Second}), Provider: ProviderOpenAI, Model: "m", Cache: StoreCache{DB: db}})
+	s1, err := New(Config{Judge: j, Cards: cards, Client: llm.Wrap(e, llm.Policy{Concurrency: 4, Timeout: 10 * time.Second}), Provider: ProviderOpenAI, Model: "m", Cache: store.SummaryCache{DB: db}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestBatchRunAndCache(t *testing.T) {
 
 	// Second run, new summarizer, same database: nothing is sent.
 	e2 := &echo{}
-	s2, _ := New(Config{Judge: j, Cards: cards, Client: llm.Wrap(e2, llm.Policy{}), Provider: ProviderOpenAI, Model: "m", Cache: StoreCache{DB: db}})
+	s2, _ := New(Config{Judge: j, Cards: cards, Client: llm.Wrap(e2, llm.Policy{}), Provider: ProviderOpenAI, Model: "m", Cache: store.SummaryCache{DB: db}})
 	out2, lines2 := judgeSeed(t, j, s2, 2, 8)
 	if e2.calls.Load() != 0 {
 		t.Errorf("re-run sent %d calls", e2.calls.Load())
@@ -154,7 +154,7 @@ func TestBatchRunAndCache(t *testing.T) {
 
 	// Another model or provider is another key.
 	e3 := &echo{}
-	s3, _ := New(Config{Judge: j, Cards: cards, Client: e3, Provider: ProviderAnthropic, Model: "m", Cache: StoreCache{DB: db}})
+	s3, _ := New(Config{Judge: j, Cards: cards, Client: e3, Provider: ProviderAnthropic, Model: "m", Cache: store.SummaryCache{DB: db}})
 	judgeSeed(t, j, s3, 2, 8)
 	if e3.calls.Load() != 8 {
 		t.Errorf("another provider reused the cache: %d calls", e3.calls.Load())
@@ -256,15 +256,15 @@ func TestBuffered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := NewBuffered(StoreCache{DB: db})
-	e := Entry{Key: "k", PromptVersion: PromptVersion, Provider: "openai", Model: "m", Answer: Answer{Text: "{}", JSON: json.RawMessage(`{}`), InputTokens: 5}}
+	b := NewBuffered(store.SummaryCache{DB: db})
+	e := persona.CacheEntry{Key: "k", PromptVersion: PromptVersion, Provider: "openai", Model: "m", Answer: persona.CachedAnswer{Text: "{}", JSON: json.RawMessage(`{}`), InputTokens: 5}}
 	if err := b.Put(ctx, e); err != nil {
 		t.Fatal(err)
 	}
 	if a, ok, err := b.Get(ctx, "k"); !ok || err != nil || a.InputTokens != 5 {
 		t.Errorf("pending get %+v %v %v", a, ok, err)
 	}
-	if _, ok, _ := (StoreCache{DB: db}).Get(ctx, "k"); ok {
+	if _, ok, _ := (store.SummaryCache{DB: db}).Get(ctx, "k"); ok {
 		t.Error("written before Flush")
 	}
 	if _, err := w.Commit(persona.Tally{}); err != nil {
@@ -273,7 +273,7 @@ func TestBuffered(t *testing.T) {
 	if err := b.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a, ok, err := (StoreCache{DB: db}).Get(ctx, "k")
+	a, ok, err := (store.SummaryCache{DB: db}).Get(ctx, "k")
 	if !ok || err != nil || string(a.JSON) != `{}` || a.InputTokens != 5 {
 		t.Errorf("after Flush: %+v %v %v", a, ok, err)
 	}
@@ -285,10 +285,10 @@ func TestBuffered(t *testing.T) {
 // failingCache fails every read and write.
 type failingCache struct{}
 
-func (failingCache) Get(context.Context, string) (Answer, bool, error) {
-	return Answer{}, false, errors.New("disk gone")
+func (failingCache) Get(context.Context, string) (persona.CachedAnswer, bool, error) {
+	return persona.CachedAnswer{}, false, errors.New("disk gone")
 }
-func (failingCache) Put(context.Context, Entry) error { return errors.New("disk gone") }
+func (failingCache) Put(context.Context, persona.CacheEntry) error { return errors.New("disk gone") }
 
 // TestCacheErrorsAreNotFatal: a broken cache costs calls, never records.
 func TestCacheErrorsAreNotFatal(t *testing.T) {

@@ -121,9 +121,9 @@ func (s *Summarizer) Summarize(ctx context.Context, rec *persona.Record, cx pers
 			s.count(out, 0, 0, true)
 			return out
 		}
-		ans = Answer{Text: resp.Text, JSON: resp.JSON, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, Model: resp.Model}
+		ans = persona.CachedAnswer{Text: resp.Text, JSON: resp.JSON, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, Model: resp.Model}
 		inTok, outTok = resp.InputTokens, resp.OutputTokens
-		if err := s.cfg.Cache.Put(ctx, Entry{Key: key, PromptVersion: PromptVersion, Provider: s.cfg.Provider, Model: s.cfg.Model, Answer: ans}); err != nil {
+		if err := s.cfg.Cache.Put(ctx, persona.CacheEntry{Key: key, PromptVersion: PromptVersion, Provider: s.cfg.Provider, Model: s.cfg.Model, Answer: ans}); err != nil {
 			s.cacheError()
 		}
 	}
