@@ -1,12 +1,11 @@
 package frame
 
 import (
-	"errors"
 	"fmt"
 	"image"
-	"os"
 	"path/filepath"
-	"strconv"
+
+	"evident/arc/internal/numbered"
 )
 
 // MismatchRadius is the radius, in cells, of the disc MismatchRegion shows
@@ -119,9 +118,6 @@ type MismatchArtifacts struct {
 	Magneta        string // mismatch_as_magneta.png: view v2
 }
 
-// maxArtifactDirs bounds the attempts to claim a fresh mismatch folder.
-const maxArtifactDirs = 1 << 20
-
 // WriteMismatchArtifacts creates root (normally <workspace>/mismatch_frames)
 // if needed, claims the folder root/<N> with N the highest all-digit folder
 // name there plus one (1 when there is none), and writes into it the four
@@ -136,39 +132,11 @@ func WriteMismatchArtifacts(root string, realFrame, predicted Grid) (MismatchArt
 		return MismatchArtifacts{}, fmt.Errorf("frame: mismatch artifacts in %s: real is %d×%d, predicted %d×%d; both must be non-empty",
 			root, realFrame.w, realFrame.h, predicted.w, predicted.h)
 	}
-	abs, err := filepath.Abs(root)
+	dir, n, err := numbered.Claim(root)
 	if err != nil {
 		return MismatchArtifacts{}, fmt.Errorf("frame: mismatch artifacts: %w", err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return MismatchArtifacts{}, fmt.Errorf("frame: mismatch artifacts: %w", err)
-	}
-	entries, err := os.ReadDir(abs)
-	if err != nil {
-		return MismatchArtifacts{}, fmt.Errorf("frame: mismatch artifacts: %w", err)
-	}
-	highest := 0
-	for _, e := range entries {
-		if n, ok := digits(e.Name()); ok && e.IsDir() && n > highest {
-			highest = n
-		}
-	}
-	a := MismatchArtifacts{}
-	for n := highest + 1; ; n++ {
-		if n > highest+maxArtifactDirs {
-			return MismatchArtifacts{}, fmt.Errorf("frame: mismatch artifacts: no free folder in %s after %d tries", abs, maxArtifactDirs)
-		}
-		dir := filepath.Join(abs, strconv.Itoa(n))
-		err := os.Mkdir(dir, 0o755)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return MismatchArtifacts{}, fmt.Errorf("frame: mismatch artifacts: %w", err)
-		}
-		a.Dir, a.N = dir, n
-		break
-	}
+	a := MismatchArtifacts{Dir: dir, N: n}
 	a.SimulatedASCII = filepath.Join(a.Dir, SimulatedFrameFile)
 	a.SimulatedPNG = filepath.Join(a.Dir, SimulatedPNGFile)
 	a.Region = filepath.Join(a.Dir, MismatchRegionFile)
@@ -186,20 +154,4 @@ func WriteMismatchArtifacts(root string, realFrame, predicted Grid) (MismatchArt
 		return a, err
 	}
 	return a, nil
-}
-
-// digits parses a non-empty name of at most 9 decimal digits.
-func digits(s string) (int, bool) {
-	if s == "" || len(s) > 9 {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
 }

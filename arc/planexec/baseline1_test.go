@@ -11,6 +11,7 @@ import (
 	"evident/arc/client"
 	"evident/arc/games"
 	"evident/arc/planexec"
+	"evident/arc/replay"
 	"evident/arc/session"
 	"evident/arc/worldmodel"
 )
@@ -47,7 +48,7 @@ func TestRunBaseline1(t *testing.T) {
 		g := startGame(t, games.Trek)
 		g.patch("world_model_engine.star", `if s["budget"] <= 0:`, `if s["budget"] < 0:`)
 		_, out, err := g.runBaseline1(repeat("ACTION3", 26))
-		f := failure(t, err, planexec.StatusMismatch)
+		f := failure(t, err, replay.StatusMismatch)
 		want := "running ACTION3\nsummary 24\nstatus mismatch after ACTION3: predicted RUNNING, observed GAME_OVER\n"
 		if !strings.HasSuffix(out, want) || f.Error() != "status mismatch after ACTION3: predicted RUNNING, observed GAME_OVER" {
 			t.Fatalf("error %q\n%s", f.Error(), out)
@@ -57,7 +58,7 @@ func TestRunBaseline1(t *testing.T) {
 		g := startGame(t, games.Trek)
 		g.patch("world_model_engine.star", `s["budget"] = state["budget"] - 1`, `s["budget"] = state["budget"] - 2`)
 		res, out, err := g.runBaseline1(repeat("ACTION3", 2))
-		f := failure(t, err, planexec.FrameMismatch)
+		f := failure(t, err, replay.FrameMismatch)
 		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 		if res.Sent != 1 || f.Error() != "mismatch after action" || len(lines) != 9 ||
 			strings.Join(lines[:3], "|") != "running ACTION3|summary 1|frame mismatch detected" ||

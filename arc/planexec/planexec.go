@@ -8,7 +8,10 @@
 //
 // It must not record the session or speak HTTP (evident/arc/client does),
 // run model code itself (evident/arc/worldmodel, behind worldmodel.Model),
-// or draw frames (evident/arc/frame writes the artifacts).
+// or draw frames (evident/arc/frame writes the artifacts). The replay of the
+// current attempt, the rendered frame, the mismatch block and folder and the
+// *replay.Failure it returns are the verifier's, shared through
+// evident/arc/replay.
 //
 // # Report lines
 //
@@ -58,7 +61,7 @@
 //
 // Predictions use state_renderer alone, as baseline1's executor does
 // (apply_render_overrides is verification-only there). A frame mismatch's
-// Failure.Error is "mismatch after action" (baseline1's
+// replay.Failure.Error is "mismatch after action" (baseline1's
 // AssertionError), a status mismatch's the status line. The replay check
 // before the first action and the refusals keep evident's wording.
 //
@@ -86,67 +89,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"evident/arc/client"
 	"evident/arc/frame"
+	"evident/arc/replay"
 	"evident/arc/session"
 	"evident/arc/worldmodel"
 )
 
 // MismatchDir is the folder, relative to the workspace, of the numbered
-// artifact folders (the verifier's).
-const MismatchDir = "mismatch_frames"
-
-// Kind classifies a Failure.
-type Kind int
-
-// Kinds of failure.
-const (
-	// Refused: the plan holds RESET (nothing was sent).
-	Refused Kind = iota + 1
-	// NotPlayable: there is no running attempt to act in (no game, GAME_OVER,
-	// won); nothing was sent.
-	NotPlayable
-	// ReplayMismatch: the rebuilt current state does not match the
-	// recorded attempt; nothing was sent.
-	ReplayMismatch
-	// ModelFailure: a world-model call failed; Err is its error. Actions
-	// before it were sent, this one was not.
-	ModelFailure
-	// StatusMismatch: the observed status differs from the predicted one.
-	StatusMismatch
-	// FrameMismatch: the observed frame differs from the predicted one.
-	FrameMismatch
-)
-
-// Failure is a failure whose report has been written to Options.Out.
-type Failure struct {
-	Kind Kind
-	// Report is the text written, without the final newline.
-	Report string
-	// Artifacts are the mismatch files, for FrameMismatch and for a
-	// ReplayMismatch of frames.
-	Artifacts *frame.MismatchArtifacts
-	// Err is the model's error, for ModelFailure.
-	Err error
-	// Summary, when not empty, is the error text instead of the report's
-	// first line (baseline1's "mismatch after action").
-	Summary string
-}
-
-// Error returns Summary, or else the report's first line.
-func (f *Failure) Error() string {
-	if f.Summary != "" {
-		return f.Summary
-	}
-	first, _, _ := strings.Cut(f.Report, "\n")
-	return first
-}
-
-// Unwrap returns Err.
-func (f *Failure) Unwrap() error { return f.Err }
+// artifact folders (the verifier's, replay.MismatchDir).
+const MismatchDir = replay.MismatchDir
 
 // Options configures Run.
 type Options struct {
@@ -174,76 +128,8 @@ type Result struct {
 	Won bool
 }
 
-type run struct {
-	m      worldmodel.Model
-	opts   Options
-	out    io.Writer
-	ws     string
-	warned map[int]bool
-}
-
-func (r *run) printf(format string, args ...any) { fmt.Fprintf(r.out, format, args...) }
-
-func (r *run) fail(f *Failure) *Failure {
-	r.printf("%s\n", f.Report)
-	return f
-}
-
-func (r *run) modelErr(where string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	detail := err.Error()
-	var ce *worldmodel.CallError
-	if errors.As(err, &ce) {
-		detail = ce.Detail()
-	}
-	return r.fail(&Failure{Kind: ModelFailure, Report: where + ": " + detail, Err: err})
-}
-
-// render is state_renderer then apply_render_overrides, with the
-// verifier's warning.
-func (r *run) render(ctx context.Context, s worldmodel.State, attempt, step int) (frame.Grid, error) {
-	base, err := r.m.Render(ctx, s)
-	if err != nil {
-		return frame.Grid{}, err
-	}
-	level := s.Level()
-	patched, err := r.m.Override(ctx, base, s, level, attempt, step)
-	if err != nil {
-		return frame.Grid{}, err
-	}
-	if !r.warned[level] && !frame.Equal(base, patched) {
-		r.warned[level] = true
-		r.printf("warning: level %d uses apply_render_overrides; treat this as temporary and as a clue to a missing puzzle mechanic\n", level)
-	}
-	return patched, nil
-}
-
-// orMissing is path, or the expected path marked missing.
-func orMissing(path, dir, name string) string {
-	if path != "" {
-		return path
-	}
-	return filepath.Join(dir, name) + " (missing)"
-}
-
-// mismatchBlock writes the artifacts and returns the verifier's lines.
-func (r *run) mismatchBlock(head string, real frame.Grid, realASCII, realPNG string, predicted frame.Grid) ([]string, *frame.MismatchArtifacts, error) {
-	art, err := frame.WriteMismatchArtifacts(filepath.Join(r.ws, MismatchDir), real, predicted)
-	if err != nil {
-		return nil, nil, err
-	}
-	return []string{
-		head,
-		"real ascii: " + realASCII,
-		"real png: " + realPNG,
-		"simulated ascii: " + art.SimulatedASCII + " (predicted frame as text)",
-		"simulated png: " + art.SimulatedPNG + " (predicted frame rendered)",
-		"mismatch region png: " + art.Region + " (localized mismatch neighborhoods)",
-		"mismatch as magneta png: " + art.Magneta + " (full frame with magenta mismatch pixels)",
-	}, &art, nil
-}
+// run is the state of one Run: the shared replay state.
+type run struct{ *replay.Run }
 
 // intermediates lists a step's intermediate frames.
 func intermediates(st *session.Step) []string {
@@ -263,19 +149,21 @@ func plural(n int) string {
 
 // Run executes plan in the game of c's workspace with m predicting every
 // step, writing the report to opts.Out (see the package doc). It returns a
-// *Failure for everything it reported as one (RESET in the plan, no running
-// attempt, a replay mismatch, a model failure, a status or frame mismatch);
+// *replay.Failure for everything it reported as one (RESET in the plan, no
+// running attempt, a replay mismatch, a model failure, a status or frame
+// mismatch; Level is 0);
 // client errors (HTTP, lock, recording) are returned as they are, and the
 // actions sent before them stay sent.
 func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []session.Action, opts Options) (*Result, error) {
-	r := &run{m: m, opts: opts, out: opts.Out, ws: c.Workspace(), warned: map[int]bool{}}
-	if r.out == nil {
-		r.out = io.Discard
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
 	}
+	r := &run{&replay.Run{Model: m, Out: out, Workspace: c.Workspace()}}
 	res := &Result{Final: session.Running}
 	for i, a := range plan {
 		if a.Name == "RESET" {
-			return res, r.fail(&Failure{Kind: Refused, Report: fmt.Sprintf(
+			return res, r.Fail(&replay.Failure{Kind: replay.Refused, Report: fmt.Sprintf(
 				"RESET refused (action %d of the plan): a plan runs inside one attempt; send RESET with the game client, then plan again. Nothing was sent.", i+1)})
 		}
 	}
@@ -289,15 +177,15 @@ func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []sessi
 	defer h.Unlock()
 	st, err := c.ReadState()
 	if err != nil {
-		return res, r.fail(&Failure{Kind: NotPlayable, Report: err.Error()})
+		return res, r.Fail(&replay.Failure{Kind: replay.NotPlayable, Report: err.Error()})
 	}
 	switch {
 	case st.Stopped:
-		return res, r.fail(&Failure{Kind: NotPlayable, Report: "the game was stopped; nothing was sent."})
+		return res, r.Fail(&replay.Failure{Kind: replay.NotPlayable, Report: "the game was stopped; nothing was sent."})
 	case st.State == session.StateGameOver:
-		return res, r.fail(&Failure{Kind: NotPlayable, Report: "the game is in state GAME_OVER; send RESET with the game client first. Nothing was sent."})
+		return res, r.Fail(&replay.Failure{Kind: replay.NotPlayable, Report: "the game is in state GAME_OVER; send RESET with the game client first. Nothing was sent."})
 	case st.State == session.StateWin:
-		return res, r.fail(&Failure{Kind: NotPlayable, Report: "the game is won; nothing was sent."})
+		return res, r.Fail(&replay.Failure{Kind: replay.NotPlayable, Report: "the game is won; nothing was sent."})
 	}
 	s, pos, err := r.current(ctx, c)
 	if err != nil {
@@ -307,24 +195,24 @@ func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []sessi
 	for i, a := range plan {
 		next, predicted, err := m.Step(ctx, s, a)
 		if err != nil {
-			return res, r.modelErr(fmt.Sprintf("predicting %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
+			return res, r.ModelErr(0, fmt.Sprintf("predicting %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
 		}
 		var want frame.Grid
 		if predicted == session.Running && opts.Baseline1 {
 			// baseline1's executor predicts with state_renderer alone:
 			// apply_render_overrides is verification-only.
 			if want, err = m.Render(ctx, next); err != nil {
-				return res, r.modelErr(fmt.Sprintf("rendering the prediction of %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
+				return res, r.ModelErr(0, fmt.Sprintf("rendering the prediction of %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
 			}
 		} else if predicted == session.Running {
-			if want, err = r.render(ctx, next, pos.Attempt, step+1); err != nil {
-				return res, r.modelErr(fmt.Sprintf("rendering the prediction of %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
+			if want, err = r.Render(ctx, next, pos.Attempt, step+1); err != nil {
+				return res, r.ModelErr(0, fmt.Sprintf("rendering the prediction of %s (level %d, attempt %d, step %d)", a, pos.Level, pos.Attempt, step+1), err)
 			}
 		}
 		if opts.Baseline1 {
-			r.printf("running %s\n", formatAction(a))
+			r.Printf("running %s\n", replay.FormatAction(a))
 		} else {
-			r.printf("running %s\n", a)
+			r.Printf("running %s\n", a)
 		}
 		// Via plan-exec: the agent-run policy (evident/arc/agent/policy)
 		// lets predicted actions through and counts direct moves only.
@@ -334,7 +222,7 @@ func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []sessi
 		}
 		res.Sent++
 		if opts.StepSummary != nil {
-			if err := opts.StepSummary(r.out, mv); err != nil {
+			if err := opts.StepSummary(r.Out, mv); err != nil {
 				return res, err
 			}
 		}
@@ -362,16 +250,12 @@ func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []sessi
 		}
 		if got.Observed != predicted {
 			lines := []string{fmt.Sprintf("status mismatch %s: predicted %s, observed %s.", where, predicted, got.Observed),
-				"real ascii: " + orMissing(got.FinalPath, att.Dir, session.StepFinalFile(got.Index))}
-			return res, r.fail(&Failure{Kind: StatusMismatch, Report: strings.Join(append(lines, intermediates(got)...), "\n")})
+				"real ascii: " + replay.FinalOf(&att, got).ASCII}
+			return res, r.Fail(&replay.Failure{Kind: replay.StatusMismatch, Report: strings.Join(append(lines, intermediates(got)...), "\n")})
 		}
 		if predicted == session.Running && !frame.Equal(want, got.Final) {
-			lines, art, err := r.mismatchBlock("frame mismatch "+where+": rendered frame mismatch.",
-				got.Final, got.FinalPath, orMissing(got.FinalPNGPath, att.Dir, session.StepFinalPNGFile(got.Index)), want)
-			if err != nil {
-				return res, err
-			}
-			return res, r.fail(&Failure{Kind: FrameMismatch, Report: strings.Join(append(lines, intermediates(got)...), "\n"), Artifacts: art})
+			return res, r.FrameFailure(&replay.Failure{Kind: replay.FrameMismatch}, []string{"frame mismatch " + where + ": rendered frame mismatch."},
+				replay.FinalOf(&att, got), want, intermediates(got))
 		}
 		s = next
 		left := len(plan) - i - 1
@@ -379,37 +263,27 @@ func Run(ctx context.Context, m worldmodel.Model, c *client.Client, plan []sessi
 		case session.LevelCompleted:
 			if mv.State.State == session.StateWin {
 				res.Won = true
-				r.printf("game won after %s", a)
+				r.Printf("game won after %s", a)
 			} else {
-				r.printf("level %d completed after %s", att.Level, a)
+				r.Printf("level %d completed after %s", att.Level, a)
 			}
 			if left > 0 {
-				r.printf("; %s", plural(left))
+				r.Printf("; %s", plural(left))
 			}
-			r.printf("\n")
+			r.Printf("\n")
 		case session.GameOver:
-			r.printf("GAME_OVER after %s, as predicted", a)
+			r.Printf("GAME_OVER after %s, as predicted", a)
 			if left > 0 {
-				r.printf("; %s", plural(left))
+				r.Printf("; %s", plural(left))
 			}
-			r.printf("\n")
+			r.Printf("\n")
 		}
 		if predicted != session.Running {
 			break
 		}
 	}
-	r.printf("sequence executed without mismatch\n")
+	r.Printf("sequence executed without mismatch\n")
 	return res, nil
-}
-
-// formatAction is baseline1's format_action: the bare name, or the action
-// dict as compact JSON ({"name":"ACTION6","x":15,"y":47}).
-func formatAction(a session.Action) string {
-	if a.Name != "ACTION6" {
-		return a.Name
-	}
-	b, _ := a.MarshalJSON()
-	return string(b)
 }
 
 // baseline1Check compares one step as baseline1's plan_executor.py does:
@@ -417,31 +291,28 @@ func formatAction(a session.Action) string {
 // is true when the run ends here (a stop or a failure, already reported).
 func (r *run) baseline1Check(a session.Action, att *session.Attempt, got *session.Step, predicted session.Status, want frame.Grid) (bool, error) {
 	if got.Observed != predicted {
-		line := fmt.Sprintf("status mismatch after %s: predicted %s, observed %s", formatAction(a), predicted, got.Observed)
-		return true, r.fail(&Failure{Kind: StatusMismatch, Report: line})
+		line := fmt.Sprintf("status mismatch after %s: predicted %s, observed %s", replay.FormatAction(a), predicted, got.Observed)
+		return true, r.Fail(&replay.Failure{Kind: replay.StatusMismatch, Report: line})
 	}
 	switch got.Observed {
 	case session.LevelCompleted:
-		r.printf("stopped on level completion\n")
+		r.Printf("stopped on level completion\n")
 		return true, nil
 	case session.GameOver:
-		r.printf("stopped on GAME_OVER\n")
+		r.Printf("stopped on GAME_OVER\n")
 		return true, nil
 	}
 	if frame.Equal(want, got.Final) {
 		return false, nil
 	}
-	lines, art, err := r.mismatchBlock("frame mismatch detected",
-		got.Final, got.FinalPath, orMissing(got.FinalPNGPath, att.Dir, session.StepFinalPNGFile(got.Index)), want)
-	if err != nil {
-		return true, err
-	}
+	real := replay.FinalOf(att, got)
+	var tail []string
 	if len(got.IntermediatePNGPaths) > 0 {
-		lines = append(lines, "the step on which mismatch was detected also generated animation. The frames are:")
-		lines = append(lines, got.IntermediatePNGPaths...)
-		lines = append(lines, orMissing(got.FinalPNGPath, att.Dir, session.StepFinalPNGFile(got.Index)))
+		tail = append(tail, "the step on which mismatch was detected also generated animation. The frames are:")
+		tail = append(tail, got.IntermediatePNGPaths...)
+		tail = append(tail, real.PNG)
 	}
-	return true, r.fail(&Failure{Kind: FrameMismatch, Report: strings.Join(lines, "\n"), Artifacts: art, Summary: "mismatch after action"})
+	return true, r.FrameFailure(&replay.Failure{Kind: replay.FrameMismatch, Summary: "mismatch after action"}, []string{"frame mismatch detected"}, real, want, tail)
 }
 
 // current rebuilds the state of the current attempt by replay and checks
@@ -453,48 +324,45 @@ func (r *run) current(ctx context.Context, c *client.Client) (worldmodel.State, 
 	}
 	pos := rec.Position()
 	if pos.Dir == "" {
-		return nil, pos, r.fail(&Failure{Kind: NotPlayable, Report: "no attempt recorded yet; start the game first. Nothing was sent."})
+		return nil, pos, r.Fail(&replay.Failure{Kind: replay.NotPlayable, Report: "no attempt recorded yet; start the game first. Nothing was sent."})
 	}
 	att, err := session.ReadAttempt(pos.Dir)
 	if err != nil {
 		return nil, pos, err
 	}
 	if att.Status != session.Running {
-		return nil, pos, r.fail(&Failure{Kind: NotPlayable, Report: fmt.Sprintf(
+		return nil, pos, r.Fail(&replay.Failure{Kind: replay.NotPlayable, Report: fmt.Sprintf(
 			"level %d attempt %d ended with %s; send RESET with the game client first. Nothing was sent.", att.Level, att.Index, att.Status)})
 	}
 	where := fmt.Sprintf("level %d, attempt %d", att.Level, att.Index)
-	s, err := r.m.Reconstruct(ctx, att.Level, att.InitialFrame)
+	s, err := r.Replay(ctx, &att, len(att.Steps), func(k int) string {
+		if k == 0 {
+			return "rebuilding the current state: " + where + ", initial state"
+		}
+		return fmt.Sprintf("rebuilding the current state: %s, step %d", where, att.Steps[k-1].Index)
+	}, func(k int, _ worldmodel.State, status session.Status) error {
+		if status == session.Running {
+			return nil
+		}
+		return r.Fail(&replay.Failure{Kind: replay.ReplayMismatch, Report: fmt.Sprintf(
+			"rebuilding the current state: %s, step %d: predicted status %s, observed RUNNING. Nothing was sent; run the verifier.", where, att.Steps[k-1].Index, status)})
+	})
 	if err != nil {
-		return nil, pos, r.modelErr("rebuilding the current state: "+where+", initial state", err)
-	}
-	for _, st := range att.Steps {
-		var status session.Status
-		if s, status, err = r.m.Step(ctx, s, st.Action); err != nil {
-			return nil, pos, r.modelErr(fmt.Sprintf("rebuilding the current state: %s, step %d", where, st.Index), err)
-		}
-		if status != session.Running {
-			return nil, pos, r.fail(&Failure{Kind: ReplayMismatch, Report: fmt.Sprintf(
-				"rebuilding the current state: %s, step %d: predicted status %s, observed RUNNING. Nothing was sent; run the verifier.", where, st.Index, status)})
-		}
+		return nil, pos, err
 	}
 	step := len(att.Steps)
-	real, realASCII, realPNG := att.InitialFrame, att.InitialFramePath, orMissing(att.InitialPNGPath, att.Dir, session.InitialPNGFile)
+	real := replay.InitialOf(&att)
 	if step > 0 {
-		last := &att.Steps[step-1]
-		real, realASCII, realPNG = last.Final, last.FinalPath, orMissing(last.FinalPNGPath, att.Dir, session.StepFinalPNGFile(step))
+		real = replay.FinalOf(&att, &att.Steps[step-1])
 	}
-	got, err := r.render(ctx, s, att.Index, step)
+	got, err := r.Render(ctx, s, att.Index, step)
 	if err != nil {
-		return nil, pos, r.modelErr("rebuilding the current state: "+where+", rendering", err)
+		return nil, pos, r.ModelErr(0, "rebuilding the current state: "+where+", rendering", err)
 	}
-	if !frame.Equal(got, real) {
-		lines, art, err := r.mismatchBlock(fmt.Sprintf("rebuilding the current state: %s, step %d: rendered frame mismatch. Nothing was sent; run the verifier.", where, step),
-			real, realASCII, realPNG, got)
-		if err != nil {
-			return nil, pos, err
-		}
-		return nil, pos, r.fail(&Failure{Kind: ReplayMismatch, Report: strings.Join(lines, "\n"), Artifacts: art})
+	if !frame.Equal(got, real.Grid) {
+		return nil, pos, r.FrameFailure(&replay.Failure{Kind: replay.ReplayMismatch},
+			[]string{fmt.Sprintf("rebuilding the current state: %s, step %d: rendered frame mismatch. Nothing was sent; run the verifier.", where, step)},
+			real, got, nil)
 	}
 	return s, pos, nil
 }

@@ -15,6 +15,7 @@ import (
 	"evident/arc/client"
 	"evident/arc/games"
 	"evident/arc/planexec"
+	"evident/arc/replay"
 	"evident/arc/session"
 	"evident/arc/worldmodel"
 )
@@ -74,9 +75,9 @@ func repeat(name string, n int) []session.Action {
 	return out
 }
 
-func failure(t *testing.T, err error, kind planexec.Kind) *planexec.Failure {
+func failure(t *testing.T, err error, kind replay.Kind) *replay.Failure {
 	t.Helper()
-	var f *planexec.Failure
+	var f *replay.Failure
 	if !errors.As(err, &f) || f.Kind != kind {
 		t.Fatalf("err %v, want a failure of kind %d", err, kind)
 	}
@@ -102,7 +103,7 @@ func TestRun(t *testing.T) {
 		g := startGame(t, games.Trek)
 		g.patch("world_model_state_io.star", `min(max(state["budget"], 0), BAR_MAX)`, `min(max(state["budget"] - (1 if state["budget"] <= 21 else 0), 0), BAR_MAX)`)
 		res, out, err := g.run(repeat("ACTION1", 6))
-		f := failure(t, err, planexec.FrameMismatch)
+		f := failure(t, err, replay.FrameMismatch)
 		if res.Sent != 3 || g.srv.Stats().Actions != 3 {
 			t.Fatalf("sent %d, server actions %d", res.Sent, g.srv.Stats().Actions)
 		}
@@ -131,7 +132,7 @@ func TestRun(t *testing.T) {
 		g := startGame(t, games.Trek)
 		g.patch("world_model_engine.star", "    d = MOVES.get(action[\"name\"])\n", "    if action[\"name\"] == \"ACTION2\":\n        fail(\"no idea\")\n    d = MOVES.get(action[\"name\"])\n")
 		res, out, err := g.run([]session.Action{{Name: "ACTION1"}, {Name: "ACTION2"}, {Name: "ACTION1"}})
-		failure(t, err, planexec.ModelFailure)
+		failure(t, err, replay.ModelFailure)
 		if res.Sent != 1 || g.srv.Stats().Actions != 1 || !strings.Contains(out, "running ACTION1\npredicting ACTION2 (level 1, attempt 1, step 2): world_model_engine: ") ||
 			!strings.Contains(out, "no idea") {
 			t.Fatalf("sent %d, server actions %d\n%s", res.Sent, g.srv.Stats().Actions, out)
@@ -141,7 +142,7 @@ func TestRun(t *testing.T) {
 		g := startGame(t, games.Trek)
 		before := g.srv.Stats()
 		res, out, err := g.run([]session.Action{{Name: "ACTION1"}, {Name: "RESET"}})
-		failure(t, err, planexec.Refused)
+		failure(t, err, replay.Refused)
 		if res.Sent != 0 || g.srv.Stats() != before || !strings.HasPrefix(out, "RESET refused (action 2 of the plan)") {
 			t.Fatalf("sent %d\n%s", res.Sent, out)
 		}
@@ -150,7 +151,7 @@ func TestRun(t *testing.T) {
 		g := startGame(t, games.Trek)
 		g.patch("world_model_engine.star", `if s["budget"] <= 0:`, `if s["budget"] < 0:`)
 		res, out, err := g.run(repeat("ACTION3", 26))
-		failure(t, err, planexec.StatusMismatch)
+		failure(t, err, replay.StatusMismatch)
 		att := filepath.Join(g.ws, session.Dir, "level_01_attempt_01")
 		if res.Sent != 24 || g.srv.Stats().Actions != 24 || !strings.HasSuffix(out,
 			"status mismatch after ACTION3 (level 1, attempt 1, step 24): predicted RUNNING, observed GAME_OVER.\nreal ascii: "+filepath.Join(att, "step_0024_final.txt")+"\n") {
@@ -169,7 +170,7 @@ func TestRun(t *testing.T) {
 		}
 		before := g.srv.Stats()
 		_, out, err = g.run(repeat("ACTION1", 1))
-		failure(t, err, planexec.NotPlayable)
+		failure(t, err, replay.NotPlayable)
 		if g.srv.Stats() != before || !strings.Contains(out, "GAME_OVER") {
 			t.Fatalf("%s", out)
 		}
@@ -181,7 +182,7 @@ func TestRun(t *testing.T) {
 		g.patch("world_model_engine.star", `s["budget"] = state["budget"] - 1`, `s["budget"] = state["budget"] - 2`)
 		before := g.srv.Stats()
 		res, out, err := g.run(repeat("ACTION1", 1))
-		f := failure(t, err, planexec.ReplayMismatch)
+		f := failure(t, err, replay.ReplayMismatch)
 		if res.Sent != 0 || g.srv.Stats() != before || f.Artifacts == nil ||
 			!strings.HasPrefix(out, "rebuilding the current state: level 1, attempt 1, step 2: rendered frame mismatch. Nothing was sent; run the verifier.\n") {
 			t.Fatalf("sent %d\n%s", res.Sent, out)
@@ -192,7 +193,7 @@ func TestRun(t *testing.T) {
 		g.patch("world_model_engine.star", "    s = dict(state)\n", "    if status == RUNNING and (x - state[\"x\"]) * (x - state[\"x\"]) + (y - state[\"y\"]) * (y - state[\"y\"]) >= 4:\n        x, y = x - d[0], y - d[1]\n    s = dict(state)\n")
 		first := games.Vista.Solution(0, 1)[0]
 		res, out, err := g.run([]session.Action{first})
-		failure(t, err, planexec.FrameMismatch)
+		failure(t, err, replay.FrameMismatch)
 		att, _ := session.ReadAttempt(filepath.Join(g.ws, session.Dir, "level_01_attempt_01"))
 		st := att.Steps[0]
 		if res.Sent != 1 || len(st.IntermediatePaths) == 0 {
@@ -209,7 +210,7 @@ func TestRun(t *testing.T) {
 		c, _ := client.New(client.Options{Workspace: ws})
 		m, _ := worldmodel.LoadStarlark(context.Background(), worldmodel.StarlarkOptions{Dir: ws})
 		_, err := planexec.Run(context.Background(), m, c, repeat("ACTION1", 1), planexec.Options{})
-		failure(t, err, planexec.NotPlayable)
+		failure(t, err, replay.NotPlayable)
 		if _, err := planexec.Run(context.Background(), m, c, nil, planexec.Options{}); err == nil {
 			t.Error("an empty plan ran")
 		}

@@ -3,14 +3,11 @@ package verify
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
+	"evident/arc/internal/numbered"
 	"evident/arc/session"
 	"evident/arc/worldmodel"
 )
@@ -90,7 +87,7 @@ func RunAuxPlanner(ctx context.Context, m worldmodel.Model, module string, src S
 	if goal != nil && !json.Valid(goal) {
 		return nil, fmt.Errorf("goal %q is not JSON", clipGoal(goal))
 	}
-	r, ctx, cancel, err := newRun(ctx, m, opts)
+	r, ctx, cancel, err := newRun(ctx, m, opts, PlannerTooSlowMessage)
 	if err != nil {
 		return nil, err
 	}
@@ -102,20 +99,20 @@ func RunAuxPlanner(ctx context.Context, m worldmodel.Model, module string, src S
 	using := src.String() + " using " + module
 	plan, err := aux.AuxPlan(ctx, s, module, goal)
 	if err != nil {
-		return nil, r.modelErr(level, "aux planner "+module+" from "+src.String(), err, PlannerTooSlowMessage)
+		return nil, r.ModelErr(level, "aux planner "+module+" from "+src.String(), err)
 	}
 	if len(plan) == 0 {
-		return nil, r.fail(&Failure{Kind: NoPlan, Level: level, Report: r.head + "no plan found from " + using})
+		return nil, r.Fail(&Failure{Kind: NoPlan, Level: level, Report: r.Head + "no plan found from " + using})
 	}
 	res := &AuxResult{Module: module, Plan: plan, Status: session.Running}
 	where := "re-simulation of the plan from " + src.String()
-	if res.Dir, err = claimNumbered(filepath.Join(r.ws, AuxFramesDir)); err != nil {
-		return nil, err
+	if res.Dir, _, err = numbered.Claim(filepath.Join(r.Workspace, AuxFramesDir)); err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
 	}
 	write := func(stem string, st worldmodel.State) error {
 		g, err := m.Render(ctx, st)
 		if err != nil {
-			return r.modelErr(level, where, err, PlannerTooSlowMessage)
+			return r.ModelErr(level, where, err)
 		}
 		if err := g.WriteASCIIFile(filepath.Join(res.Dir, stem+".txt")); err != nil {
 			return err
@@ -131,7 +128,7 @@ func RunAuxPlanner(ctx context.Context, m worldmodel.Model, module string, src S
 	}
 	for i, a := range plan {
 		if s, res.Status, err = m.Step(ctx, s, a); err != nil {
-			return nil, r.modelErr(level, where, err, PlannerTooSlowMessage)
+			return nil, r.ModelErr(level, where, err)
 		}
 		if res.Status != session.Running {
 			break
@@ -140,51 +137,20 @@ func RunAuxPlanner(ctx context.Context, m worldmodel.Model, module string, src S
 			return nil, err
 		}
 	}
-	r.printf("%splan from %s\n", r.head, using)
+	r.Printf("%splan from %s\n", r.Head, using)
 	if res.Status == session.LevelCompleted {
-		r.printf("%ssimulated plan reached level completion\n", r.head)
+		r.Printf("%ssimulated plan reached level completion\n", r.Head)
 	}
-	r.printf("%ssimulated frames for the plan were written to %s\n", r.head, res.Dir)
-	r.printf("%swritten files\n", r.head)
+	r.Printf("%ssimulated frames for the plan were written to %s\n", r.Head, res.Dir)
+	r.Printf("%swritten files\n", r.Head)
 	for _, f := range res.Files {
-		r.printf("%s\n", f)
+		r.Printf("%s\n", f)
 	}
-	r.printf("\nACTIONS:\n")
+	r.Printf("\nACTIONS:\n")
 	for _, a := range plan {
-		r.printf("%s\n", FormatAction(a))
+		r.Printf("%s\n", FormatAction(a))
 	}
 	return res, nil
-}
-
-// claimNumbered creates root if needed and then root/<N>, N the highest
-// all-digit folder name there plus one (1 when none); a folder made at the
-// same time by another run moves N on. It returns the new folder's path.
-func claimNumbered(root string) (string, error) {
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("verify: %w", err)
-	}
-	for range 1000 {
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			return "", fmt.Errorf("verify: %w", err)
-		}
-		top := 0
-		for _, e := range entries {
-			n, err := strconv.Atoi(e.Name())
-			if e.IsDir() && err == nil && n > top && strings.Trim(e.Name(), "0123456789") == "" {
-				top = n
-			}
-		}
-		dir := filepath.Join(root, strconv.Itoa(top+1))
-		err = os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("verify: %w", err)
-		}
-	}
-	return "", fmt.Errorf("verify: cannot claim a numbered folder in %s", root)
 }
 
 func clipGoal(b []byte) string {

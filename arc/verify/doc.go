@@ -13,7 +13,9 @@
 // It must not run model code itself (evident/arc/worldmodel does, behind
 // worldmodel.Model), parse session files (evident/arc/session) or draw
 // frames (evident/arc/frame writes the mismatch artifacts); it never writes
-// into the session. It does not send actions to the game: the plan executor
+// into the session. The replay of an attempt, the rendered frame with its
+// override warning, the mismatch block and folder and the Failure type are
+// shared with the plan executor through evident/arc/replay. It does not send actions to the game: the plan executor
 // is another package's job.
 //
 // # Report lines (byte for byte)

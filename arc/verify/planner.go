@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"evident/arc/replay"
 	"evident/arc/session"
 	"evident/arc/worldmodel"
 )
@@ -46,15 +47,9 @@ func (s Source) String() string {
 }
 
 // FormatAction formats one plan action as the planner commands print it
-// (seed format_action): the bare name ("ACTION1"), or compact JSON for
-// ACTION6 ({"name":"ACTION6","x":15,"y":47}).
-func FormatAction(a session.Action) string {
-	if a.Name != "ACTION6" {
-		return a.Name
-	}
-	b, _ := a.MarshalJSON()
-	return string(b)
-}
+// (replay.FormatAction, seed format_action): the bare name ("ACTION1"), or
+// compact JSON for ACTION6 ({"name":"ACTION6","x":15,"y":47}).
+func FormatAction(a session.Action) string { return replay.FormatAction(a) }
 
 // current returns the current attempt (see FromCurrent).
 func current(sess *session.Session) *session.Attempt {
@@ -111,7 +106,7 @@ func (r *run) stateFrom(ctx context.Context, src Source) (worldmodel.State, int,
 		steps = len(att.Steps)
 	case FromInitial:
 		if att = latest(r.sess, src.Level); att == nil {
-			return nil, 0, r.fail(&Failure{Kind: BadSource, Level: src.Level,
+			return nil, 0, r.Fail(&Failure{Kind: BadSource, Level: src.Level,
 				Report: fmt.Sprintf("No level-%d attempts found in the latest session.", src.Level)})
 		}
 	case FromAttempt:
@@ -123,11 +118,11 @@ func (r *run) stateFrom(ctx context.Context, src Source) (worldmodel.State, int,
 			}
 		}
 		if att == nil {
-			return nil, 0, r.fail(&Failure{Kind: BadSource, Level: src.Level,
+			return nil, 0, r.Fail(&Failure{Kind: BadSource, Level: src.Level,
 				Report: fmt.Sprintf("No level-%d attempt-%d found in the latest session.", src.Level, src.Attempt)})
 		}
 		if src.Step < 0 || src.Step > len(att.Steps) {
-			return nil, 0, r.fail(&Failure{Kind: BadSource, Level: src.Level,
+			return nil, 0, r.Fail(&Failure{Kind: BadSource, Level: src.Level,
 				Report: fmt.Sprintf("level %d attempt %d has %d steps; step %d does not exist.", src.Level, src.Attempt, len(att.Steps), src.Step)})
 		}
 		steps = src.Step
@@ -135,20 +130,21 @@ func (r *run) stateFrom(ctx context.Context, src Source) (worldmodel.State, int,
 		return nil, 0, fmt.Errorf("verify: unknown plan source %d", src.From)
 	}
 	where := src.String()
-	s, err := r.m.Reconstruct(ctx, att.Level, att.InitialFrame)
+	s, err := r.Replay(ctx, att, steps, func(k int) string {
+		if k == 0 {
+			return where
+		}
+		return fmt.Sprintf("%s, replay of step %d", where, att.Steps[k-1].Index)
+	}, func(k int, _ worldmodel.State, status session.Status) error {
+		if status == session.Running {
+			return nil
+		}
+		return r.Fail(&Failure{Kind: BadSource, Level: att.Level, Report: fmt.Sprintf(
+			"cannot plan from %s: the world model's status after step %d of level %d attempt %d is %s.",
+			where, att.Steps[k-1].Index, att.Level, att.Index, status)})
+	})
 	if err != nil {
-		return nil, 0, r.modelErr(att.Level, where, err, PlannerTooSlowMessage)
-	}
-	for _, st := range att.Steps[:steps] {
-		var status session.Status
-		if s, status, err = r.m.Step(ctx, s, st.Action); err != nil {
-			return nil, 0, r.modelErr(att.Level, fmt.Sprintf("%s, replay of step %d", where, st.Index), err, PlannerTooSlowMessage)
-		}
-		if status != session.Running {
-			return nil, 0, r.fail(&Failure{Kind: BadSource, Level: att.Level, Report: fmt.Sprintf(
-				"cannot plan from %s: the world model's status after step %d of level %d attempt %d is %s.",
-				where, st.Index, att.Level, att.Index, status)})
-		}
+		return nil, 0, err
 	}
 	return s, att.Level, nil
 }
@@ -165,7 +161,7 @@ func (r *run) stateFrom(ctx context.Context, src Source) (worldmodel.State, int,
 // completing one are printed but never matter. It does not send the plan to
 // the game.
 func RunPlanner(ctx context.Context, m worldmodel.Model, src Source, opts Options) ([]session.Action, error) {
-	r, ctx, cancel, err := newRun(ctx, m, opts)
+	r, ctx, cancel, err := newRun(ctx, m, opts, PlannerTooSlowMessage)
 	if err != nil {
 		return nil, err
 	}
@@ -176,22 +172,22 @@ func RunPlanner(ctx context.Context, m worldmodel.Model, src Source, opts Option
 	}
 	plan, err := m.Plan(ctx, s, nil)
 	if err != nil {
-		return nil, r.modelErr(level, "planner from "+src.String(), err, PlannerTooSlowMessage)
+		return nil, r.ModelErr(level, "planner from "+src.String(), err)
 	}
 	if len(plan) == 0 {
-		return nil, r.fail(&Failure{Kind: NoPlan, Level: level, Report: r.head + "no plan found from " + src.String()})
+		return nil, r.Fail(&Failure{Kind: NoPlan, Level: level, Report: r.Head + "no plan found from " + src.String()})
 	}
 	status, err := simulate(ctx, m, s, plan)
 	if err != nil {
-		return nil, r.modelErr(level, "re-simulation of the plan from "+src.String(), err, PlannerTooSlowMessage)
+		return nil, r.ModelErr(level, "re-simulation of the plan from "+src.String(), err)
 	}
 	if status != session.LevelCompleted {
-		return nil, r.fail(&Failure{Kind: PlanIncomplete, Level: level, Report: fmt.Sprintf(
-			"%splanner returned a plan from %s, but world model execution ended with %s.", r.head, src, status)})
+		return nil, r.Fail(&Failure{Kind: PlanIncomplete, Level: level, Report: fmt.Sprintf(
+			"%splanner returned a plan from %s, but world model execution ended with %s.", r.Head, src, status)})
 	}
-	r.printf("%splan from %s\n", r.head, src)
+	r.Printf("%splan from %s\n", r.Head, src)
 	for _, a := range plan {
-		r.printf("%s\n", FormatAction(a))
+		r.Printf("%s\n", FormatAction(a))
 	}
 	return plan, nil
 }
@@ -211,7 +207,7 @@ func RunPlanner(ctx context.Context, m worldmodel.Model, src Source, opts Option
 // completion.", a model error, or PlannerTooSlowMessage, and returns a
 // *Failure.
 func VerifyPlanner(ctx context.Context, m worldmodel.Model, opts Options) error {
-	r, ctx, cancel, err := newRun(ctx, m, opts)
+	r, ctx, cancel, err := newRun(ctx, m, opts, PlannerTooSlowMessage)
 	if err != nil {
 		return err
 	}
@@ -220,7 +216,7 @@ func VerifyPlanner(ctx context.Context, m worldmodel.Model, opts Options) error 
 	for level := 1; level <= r.sess.ModelLevel(); level++ {
 		lv := r.sess.Level(level)
 		if lv == nil {
-			r.printf("%sNo level-%d attempts found, we skip this level\n", r.head, level)
+			r.Printf("%sNo level-%d attempts found, we skip this level\n", r.Head, level)
 			break
 		}
 		completed := false
@@ -228,37 +224,37 @@ func VerifyPlanner(ctx context.Context, m worldmodel.Model, opts Options) error 
 			completed = completed || att.Status == session.LevelCompleted
 		}
 		if !completed {
-			r.printf("%sNo completed level-%d attempt found, we skip this level\n", r.head, level)
+			r.Printf("%sNo completed level-%d attempt found, we skip this level\n", r.Head, level)
 			break
 		}
 		where := fmt.Sprintf("level %d initial state", level)
-		s, err := m.Reconstruct(ctx, level, latest(r.sess, level).InitialFrame)
+		s, err := r.Replay(ctx, latest(r.sess, level), 0, func(int) string { return where }, nil)
 		if err != nil {
-			return r.modelErr(level, where, err, PlannerTooSlowMessage)
+			return err
 		}
 		plan, err := m.Plan(ctx, s, nil)
 		if err != nil {
-			return r.modelErr(level, where, err, PlannerTooSlowMessage)
+			return r.ModelErr(level, where, err)
 		}
 		if len(plan) == 0 {
-			return r.fail(&Failure{Kind: NoPlan, Level: level, Report: fmt.Sprintf(
-				"%sverification failed for level %d\nMain planner did not find a plan from the level-%d initial state.", r.head, level, level)})
+			return r.Fail(&Failure{Kind: NoPlan, Level: level, Report: fmt.Sprintf(
+				"%sverification failed for level %d\nMain planner did not find a plan from the level-%d initial state.", r.Head, level, level)})
 		}
 		status, err := simulate(ctx, m, s, plan)
 		if err != nil {
-			return r.modelErr(level, where+", re-simulation of the plan", err, PlannerTooSlowMessage)
+			return r.ModelErr(level, where+", re-simulation of the plan", err)
 		}
 		if status != session.LevelCompleted {
-			return r.fail(&Failure{Kind: PlanIncomplete, Level: level, Report: fmt.Sprintf(
-				"%sverification failed for level %d\nMain planner plan from the level-%d initial state did not reach completion.", r.head, level, level)})
+			return r.Fail(&Failure{Kind: PlanIncomplete, Level: level, Report: fmt.Sprintf(
+				"%sverification failed for level %d\nMain planner plan from the level-%d initial state did not reach completion.", r.Head, level, level)})
 		}
-		r.printf("%slevel %d verified\n", r.head, level)
+		r.Printf("%slevel %d verified\n", r.Head, level)
 		verified = level
 	}
 	if verified > 0 {
-		r.printf("%slevels 1..%d planner verification passed\n", r.head, verified)
+		r.Printf("%slevels 1..%d planner verification passed\n", r.Head, verified)
 	} else {
-		r.printf("%sno completed levels to verify\n", r.head)
+		r.Printf("%sno completed levels to verify\n", r.Head)
 	}
 	return nil
 }

@@ -2,14 +2,14 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"time"
 
 	"evident/arc/frame"
+	"evident/arc/replay"
 	"evident/arc/session"
 	"evident/arc/worldmodel"
 )
@@ -26,8 +26,8 @@ const (
 	// out of time.
 	PlannerTooSlowMessage = "Planner too slow, please consider using a faster planner."
 	// MismatchDir is the folder, relative to the workspace, that holds one
-	// numbered folder of artifacts per mismatch.
-	MismatchDir = "mismatch_frames"
+	// numbered folder of artifacts per mismatch (replay.MismatchDir).
+	MismatchDir = replay.MismatchDir
 )
 
 // Options configures Verify, VerifyPlanner and RunPlanner.
@@ -48,70 +48,38 @@ type Options struct {
 	Prefix string
 }
 
-// Kind classifies a Failure.
-type Kind int
+// Kind classifies a Failure (replay.Kind).
+type Kind = replay.Kind
 
-// Kinds of failure.
+// Kinds of failure the verifier and planner commands return (see
+// replay.Kind).
 const (
-	// FrameMismatch: a step's rendered frame differs from the real one.
-	FrameMismatch Kind = iota + 1
-	// InitialFrameMismatch: the rendered reconstructed initial state differs
-	// from the attempt's initial frame.
-	InitialFrameMismatch
-	// StatusMismatch: a step's predicted status differs from the observed one.
-	StatusMismatch
-	// ModelFailure: a world-model function failed (error, step limit,
-	// contract violation); Err is the *worldmodel.CallError.
-	ModelFailure
-	// TooSlow: the run's time limit was reached.
-	TooSlow
-	// MissingLevel: a level below the model level has no attempt folder.
-	MissingLevel
-	// NoPlan: the planner returned None or an empty plan.
-	NoPlan
-	// PlanIncomplete: re-simulating the plan in the engine did not reach
-	// LEVEL_COMPLETED.
-	PlanIncomplete
-	// BadSource: the state to plan from does not exist or is terminal.
-	BadSource
+	FrameMismatch        = replay.FrameMismatch
+	InitialFrameMismatch = replay.InitialFrameMismatch
+	StatusMismatch       = replay.StatusMismatch
+	ModelFailure         = replay.ModelFailure
+	TooSlow              = replay.TooSlow
+	MissingLevel         = replay.MissingLevel
+	NoPlan               = replay.NoPlan
+	PlanIncomplete       = replay.PlanIncomplete
+	BadSource            = replay.BadSource
 )
 
 // Failure is a verification or planning failure whose report has already
-// been written to Options.Out. The command line exits with status 1 on it.
-type Failure struct {
-	Kind Kind
-	// Level is the replay level the failure belongs to, 0 when none.
-	Level int
-	// Report is the text written to Out for this failure, without the
-	// final newline.
-	Report string
-	// Artifacts are the mismatch files written, for the frame kinds.
-	Artifacts *frame.MismatchArtifacts
-	// Err is the underlying error, for ModelFailure and TooSlow.
-	Err error
-}
-
-// Error returns the report's first line.
-func (f *Failure) Error() string {
-	first, _, _ := strings.Cut(f.Report, "\n")
-	return first
-}
-
-// Unwrap returns Err.
-func (f *Failure) Unwrap() error { return f.Err }
+// been written to Options.Out (replay.Failure, shared with the plan
+// executor). The command line exits with status 1 on it.
+type Failure = replay.Failure
 
 // run is the shared state of one command.
+// Run.Head is Options.Prefix + ": ", or "".
 type run struct {
-	m        worldmodel.Model
-	out      io.Writer
-	ws       string
-	sess     *session.Session
-	warned   map[int]bool
-	deadline context.Context
-	head     string // Options.Prefix + ": ", or ""
+	*replay.Run
+	sess *session.Session
 }
 
-func newRun(ctx context.Context, m worldmodel.Model, opts Options) (*run, context.Context, context.CancelFunc, error) {
+// newRun reads the session of opts.Workspace and starts the time limit;
+// tooSlow is the line printed when it passes.
+func newRun(ctx context.Context, m worldmodel.Model, opts Options, tooSlow string) (*run, context.Context, context.CancelFunc, error) {
 	limit := opts.TimeLimit
 	if limit <= 0 {
 		limit = TimeLimit
@@ -121,10 +89,6 @@ func newRun(ctx context.Context, m worldmodel.Model, opts Options) (*run, contex
 	if err != nil {
 		cancel()
 		return nil, nil, nil, err
-	}
-	out := opts.Out
-	if out == nil {
-		out = io.Discard
 	}
 	sess, err := session.Read(filepath.Join(ws, session.Dir))
 	if err != nil {
@@ -139,81 +103,8 @@ func newRun(ctx context.Context, m worldmodel.Model, opts Options) (*run, contex
 	if opts.Prefix != "" {
 		head = opts.Prefix + ": "
 	}
-	return &run{m: m, out: out, ws: ws, sess: sess, warned: map[int]bool{}, deadline: ctx, head: head}, ctx, cancel, nil
-}
-
-func (r *run) printf(format string, args ...any) { fmt.Fprintf(r.out, format, args...) }
-
-// fail writes report (plus a newline) and returns the Failure.
-func (r *run) fail(f *Failure) *Failure {
-	r.printf("%s\n", f.Report)
-	return f
-}
-
-// modelErr turns an error of a model call into a Failure: TooSlow (printing
-// tooSlow) when the run's time limit passed, ModelFailure (printing where and
-// the error with its traceback) otherwise. A cancellation by the caller is
-// returned as is.
-func (r *run) modelErr(level int, where string, err error, tooSlow string) error {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) && r.deadline.Err() == context.DeadlineExceeded:
-		return r.fail(&Failure{Kind: TooSlow, Level: level, Report: tooSlow, Err: err})
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return err
-	}
-	detail := err.Error()
-	var ce *worldmodel.CallError
-	if errors.As(err, &ce) {
-		detail = ce.Detail()
-	}
-	return r.fail(&Failure{Kind: ModelFailure, Level: level, Report: where + ": " + detail, Err: err})
-}
-
-// render renders s and applies the overrides, printing the override warning
-// the first time the overrides change a frame of the state's level.
-func (r *run) render(ctx context.Context, s worldmodel.State, attempt, step int) (frame.Grid, error) {
-	base, err := r.m.Render(ctx, s)
-	if err != nil {
-		return frame.Grid{}, err
-	}
-	level := s.Level()
-	patched, err := r.m.Override(ctx, base, s, level, attempt, step)
-	if err != nil {
-		return frame.Grid{}, err
-	}
-	if !r.warned[level] && !frame.Equal(base, patched) {
-		r.warned[level] = true
-		r.printf("%swarning: level %d uses apply_render_overrides; treat this as temporary and as a clue to a missing puzzle mechanic\n", r.head, level)
-	}
-	return patched, nil
-}
-
-// realPath is path, or the expected path marked missing when the file is
-// absent.
-func realPath(path, dir, name string) string {
-	if path != "" {
-		return path
-	}
-	return filepath.Join(dir, name) + " (missing)"
-}
-
-// frameMismatch writes the artifacts and the report of a frame mismatch.
-func (r *run) frameMismatch(kind Kind, level int, context string, real frame.Grid, realASCII, realPNG string, predicted frame.Grid) error {
-	art, err := frame.WriteMismatchArtifacts(filepath.Join(r.ws, MismatchDir), real, predicted)
-	if err != nil {
-		return err
-	}
-	report := strings.Join([]string{
-		r.head + "verification failed for level " + fmt.Sprint(level),
-		context,
-		"real ascii: " + realASCII,
-		"real png: " + realPNG,
-		"simulated ascii: " + art.SimulatedASCII + " (predicted frame as text)",
-		"simulated png: " + art.SimulatedPNG + " (predicted frame rendered)",
-		"mismatch region png: " + art.Region + " (localized mismatch neighborhoods)",
-		"mismatch as magneta png: " + art.Magneta + " (full frame with magenta mismatch pixels)",
-	}, "\n")
-	return r.fail(&Failure{Kind: kind, Level: level, Report: report, Artifacts: &art})
+	rr := &replay.Run{Model: m, Out: opts.Out, Workspace: ws, Head: head, Deadline: ctx, TooSlow: tooSlow}
+	return &run{Run: rr, sess: sess}, ctx, cancel, nil
 }
 
 // Verify replays every attempt of levels 1..M (M the highest level folder,
@@ -235,7 +126,7 @@ func (r *run) frameMismatch(kind Kind, level int, context string, real frame.Gri
 // TooSlowMessage. All of these return a *Failure. Errors reading the session
 // or writing artifacts are returned as they are (nothing printed).
 func Verify(ctx context.Context, m worldmodel.Model, opts Options) error {
-	r, ctx, cancel, err := newRun(ctx, m, opts)
+	r, ctx, cancel, err := newRun(ctx, m, opts, TooSlowMessage)
 	if err != nil {
 		return err
 	}
@@ -244,7 +135,7 @@ func Verify(ctx context.Context, m worldmodel.Model, opts Options) error {
 	for level := 1; level <= top; level++ {
 		lv := r.sess.Level(level)
 		if lv == nil {
-			return r.fail(&Failure{Kind: MissingLevel, Level: level,
+			return r.Fail(&Failure{Kind: MissingLevel, Level: level,
 				Report: fmt.Sprintf("No level-%d attempts found in the latest session.", level)})
 		}
 		for i := range lv.Attempts {
@@ -252,51 +143,49 @@ func Verify(ctx context.Context, m worldmodel.Model, opts Options) error {
 				return err
 			}
 		}
-		r.printf("%slevel %d verified\n", r.head, level)
+		r.Printf("%slevel %d verified\n", r.Head, level)
 	}
-	r.printf("%slevels 1..%d verification passed\n", r.head, top)
+	r.Printf("%slevels 1..%d verification passed\n", r.Head, top)
 	return nil
 }
 
 // replay verifies one attempt.
 func (r *run) replay(ctx context.Context, top, level int, att *session.Attempt) error {
 	prefix := fmt.Sprintf("Model level %d, replay level %d, attempt %d, replay", top, level, att.Index)
-	where := prefix + ", initial state"
-	s, err := r.m.Reconstruct(ctx, level, att.InitialFrame)
-	if err != nil {
-		return r.modelErr(level, where, err, TooSlowMessage)
-	}
-	rendered, err := r.render(ctx, s, att.Index, 0)
-	if err != nil {
-		return r.modelErr(level, where, err, TooSlowMessage)
-	}
-	if !frame.Equal(rendered, att.InitialFrame) {
-		return r.frameMismatch(InitialFrameMismatch, level, where+": rendered initial frame mismatch.",
-			att.InitialFrame, att.InitialFramePath, realPath(att.InitialPNGPath, att.Dir, session.InitialPNGFile), rendered)
-	}
-	for i := range att.Steps {
-		st := &att.Steps[i]
-		where := fmt.Sprintf("%s, step %d", prefix, st.Index)
-		var status session.Status
-		if s, status, err = r.m.Step(ctx, s, st.Action); err != nil {
-			return r.modelErr(level, where, err, TooSlowMessage)
+	where := func(k int) string {
+		if k == 0 {
+			return prefix + ", initial state"
 		}
+		return fmt.Sprintf("%s, step %d", prefix, att.Steps[k-1].Index)
+	}
+	_, err := r.Replay(ctx, att, len(att.Steps), where, func(k int, s worldmodel.State, status session.Status) error {
+		if k == 0 {
+			return r.check(ctx, &Failure{Kind: InitialFrameMismatch, Level: level}, where(0), "rendered initial frame mismatch.", s, att.Index, 0, replay.InitialOf(att))
+		}
+		st := &att.Steps[k-1]
 		if status != st.Observed {
-			return r.fail(&Failure{Kind: StatusMismatch, Level: level, Report: fmt.Sprintf(
+			return r.Fail(&Failure{Kind: StatusMismatch, Level: level, Report: fmt.Sprintf(
 				"%sverification failed for level %d\n%s: predicted status %s, observed %s.\nreal ascii: %s",
-				r.head, level, where, status, st.Observed, realPath(st.FinalPath, att.Dir, session.StepFinalFile(st.Index)))})
+				r.Head, level, where(k), status, st.Observed, replay.FinalOf(att, st).ASCII)})
 		}
 		if status != session.Running {
-			continue
+			return nil
 		}
-		rendered, err := r.render(ctx, s, att.Index, st.Index)
-		if err != nil {
-			return r.modelErr(level, where, err, TooSlowMessage)
-		}
-		if !frame.Equal(rendered, st.Final) {
-			return r.frameMismatch(FrameMismatch, level, where+": rendered frame mismatch.",
-				st.Final, st.FinalPath, realPath(st.FinalPNGPath, att.Dir, session.StepFinalPNGFile(st.Index)), rendered)
-		}
+		return r.check(ctx, &Failure{Kind: FrameMismatch, Level: level}, where(k), "rendered frame mismatch.", s, att.Index, st.Index, replay.FinalOf(att, st))
+	})
+	return err
+}
+
+// check renders s and, when it differs from real, writes the artifacts and
+// reports f: "verification failed for level R", then "<where>: <what>" and
+// the mismatch block. A model error is reported at where.
+func (r *run) check(ctx context.Context, f *Failure, where, what string, s worldmodel.State, attempt, step int, real replay.Real) error {
+	rendered, err := r.Render(ctx, s, attempt, step)
+	if err != nil {
+		return r.ModelErr(f.Level, where, err)
 	}
-	return nil
+	if frame.Equal(rendered, real.Grid) {
+		return nil
+	}
+	return r.FrameFailure(f, []string{r.Head + "verification failed for level " + strconv.Itoa(f.Level), where + ": " + what}, real, rendered, nil)
 }
