@@ -6,25 +6,22 @@ import (
 	"io"
 	"os"
 
-	"evident/arc/internal/fileerr"
+	"evident/internal/located"
 )
 
 // ParseError is a syntax or shape error in an ASCII frame (spec arc.md
-// "Session recording"). Line and Col are 1-based; Col counts bytes and is 0
-// when the error concerns a whole line or the whole input; Line is 0 when the
-// error concerns the whole input. File is "" unless the frame came from a
-// file.
-type ParseError struct {
-	File string
-	Line int
-	Col  int
-	Msg  string
-}
+// "Session recording"): the module's one located error, evident/internal/
+// located.Error, shared with session.ParseError. Line and Column are
+// 1-based; Column is 0 when the error concerns a whole line or the whole
+// input (frames are ASCII, so it counts bytes and runes alike); Line is 0
+// when the error concerns the whole input. File is "" unless the frame came
+// from a file. Reason starts with "frame: ", so Error reads
+// "file:line:col: frame: msg" (with a File) as it always has.
+type ParseError = located.Error
 
-// Error formats the error as "file:line:col: frame: msg", leaving out the
-// parts that are unknown.
-func (e *ParseError) Error() string {
-	return fileerr.Format(e.File, e.Line, e.Col, "frame", e.Msg)
+// parseErr is a *ParseError at line and col of in-memory input.
+func parseErr(line, col int, format string, args ...any) *ParseError {
+	return &ParseError{Line: line, Column: col, Reason: "frame: " + fmt.Sprintf(format, args...)}
 }
 
 // hexVal maps an ASCII byte to its hex value, or 0xFF when it is not a hex
@@ -80,39 +77,30 @@ func ParseASCII(data []byte) (Grid, error) {
 		}
 		if h == 0 {
 			if len(row) > MaxSide {
-				return Grid{}, &ParseError{Line: line, Msg: fmt.Sprintf("row has %d cells, at most %d allowed", len(row), MaxSide)}
+				return Grid{}, parseErr(line, 0, "row has %d cells, at most %d allowed", len(row), MaxSide)
 			}
 			w = len(row)
 			// Guess the height from the remaining bytes to avoid regrowth.
 			cells = make([]uint8, 0, w*min(MaxSide, 1+len(data)/(w+1)))
 		} else if len(row) != w {
-			return Grid{}, &ParseError{Line: line, Msg: fmt.Sprintf("row has %d cells, want %d like the first row", len(row), w)}
+			return Grid{}, parseErr(line, 0, "row has %d cells, want %d like the first row", len(row), w)
 		}
 		if h == MaxSide {
-			return Grid{}, &ParseError{Line: line, Msg: fmt.Sprintf("more than %d rows", MaxSide)}
+			return Grid{}, parseErr(line, 0, "more than %d rows", MaxSide)
 		}
 		for j, c := range row {
 			v := hexVal[c]
 			if v == 0xFF {
-				return Grid{}, &ParseError{Line: line, Col: lead + j + 1, Msg: fmt.Sprintf("invalid character %q, want a hex digit 0-9 or A-F", c)}
+				return Grid{}, parseErr(line, lead+j+1, "invalid character %q, want a hex digit 0-9 or A-F", c)
 			}
 			cells = append(cells, v)
 		}
 		h++
 	}
 	if h == 0 {
-		return Grid{}, &ParseError{Msg: "no rows (empty or blank input)"}
+		return Grid{}, parseErr(0, 0, "no rows (empty or blank input)")
 	}
 	return Grid{w: w, h: h, cells: cells}, nil
-}
-
-// ReadASCII reads all of r and parses it with ParseASCII.
-func ReadASCII(r io.Reader) (Grid, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return Grid{}, fmt.Errorf("frame: read ASCII: %w", err)
-	}
-	return ParseASCII(data)
 }
 
 // ReadASCIIFile reads and parses the ASCII frame file at path. A parse error

@@ -27,7 +27,8 @@
 // spec leaves open — also strip spaces, tabs and '\r' around a row (files
 // edited on Windows or by hand), accept a missing final newline, and require
 // every non-blank row to have the width of the first one. Errors are
-// *[ParseError] values carrying file, 1-based line and 1-based byte column.
+// *[ParseError] values, the module's located error (evident/internal/
+// located), carrying file, 1-based line and 1-based column.
 //
 // # PNG (spec "Palette", "Session recording")
 //

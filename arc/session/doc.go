@@ -107,7 +107,11 @@
 //     not the highest-numbered level.
 //
 // Errors name the file and, for syntax and type errors, the 1-based line and
-// column of the offending value, e.g.
+// column (in runes) of the offending value, e.g.
 //
 //	/ws/client/session/level_02_attempt_01/step_0003_metadata.json:2:23: session: levels_completed: want an integer ≥ 0, got "\"one\""
+//
+// They are *[ParseError] values, the module's one located error
+// (evident/internal/located.Error, also frame.ParseError); in-memory input
+// (ParseMetadata) has no file and reads "line 2, column 23: session: …".
 package session

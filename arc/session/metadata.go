@@ -9,8 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
-	"evident/arc/internal/fileerr"
+	"evident/internal/located"
 )
 
 // Game states of the API's FrameResponse.state, as written in metadata
@@ -22,19 +23,17 @@ const (
 	StateGameOver    = "GAME_OVER"
 )
 
-// ParseError is an error in a metadata file or in the session layout. Line
-// and Col are 1-based (0 when unknown); File is "" for in-memory input.
-type ParseError struct {
-	File string
-	Line int
-	Col  int
-	Msg  string
-}
+// ParseError is an error in a metadata file or in the session layout: the
+// module's one located error, evident/internal/located.Error, shared with
+// frame.ParseError. Line and Column are 1-based (0 when unknown; Column
+// counts runes, as located.Error does); File is "" for in-memory input.
+// Reason starts with "session: ", so Error reads "file:line:col: session:
+// msg" (with a File) as it always has.
+type ParseError = located.Error
 
-// Error formats the error as "file:line:col: session: msg", leaving out the
-// parts that are unknown.
-func (e *ParseError) Error() string {
-	return fileerr.Format(e.File, e.Line, e.Col, "session", e.Msg)
+// parseErr is a *ParseError in file (or "") at line and col.
+func parseErr(file string, line, col int, format string, args ...any) *ParseError {
+	return &ParseError{File: file, Line: line, Column: col, Reason: "session: " + fmt.Sprintf(format, args...)}
 }
 
 // Metadata is one step_kkkk_metadata.json or initial_metadata.json (spec
@@ -187,10 +186,10 @@ var metadataKeys = []string{"step_index", "state", "levels_completed", "win_leve
 // errAt builds a *ParseError at the first significant byte at or after off.
 func errAt(data []byte, off int64, format string, args ...any) *ParseError {
 	line, col := lineCol(data, off)
-	return &ParseError{Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+	return parseErr("", line, col, format, args...)
 }
 
-// lineCol returns the 1-based line and byte column of the first byte at or
+// lineCol returns the 1-based line and rune column of the first byte at or
 // after off that is not JSON whitespace, ',' or ':'.
 func lineCol(data []byte, off int64) (int, int) {
 	o := int(max(0, min(off, int64(len(data)))))
@@ -200,11 +199,12 @@ func lineCol(data []byte, off int64) (int, int) {
 	return exactLineCol(data, int64(o))
 }
 
-// exactLineCol returns the 1-based line and byte column of byte off.
+// exactLineCol returns the 1-based line and rune column of byte off (the
+// column of located.Error: what an editor shows).
 func exactLineCol(data []byte, off int64) (int, int) {
 	o := int(max(0, min(off, int64(len(data)))))
 	line := 1 + bytes.Count(data[:o], []byte{'\n'})
-	col := o - bytes.LastIndexByte(data[:o], '\n')
+	col := 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:o], '\n')+1:o])
 	return line, col
 }
 
@@ -217,7 +217,7 @@ func jsonErrAt(data []byte, off int64, err error) *ParseError {
 			return errAt(data, int64(len(data)), "invalid JSON: unexpected end of input")
 		}
 		line, col := exactLineCol(data, se.Offset-1)
-		return &ParseError{Line: line, Col: col, Msg: fmt.Sprintf("invalid JSON: %v", se)}
+		return parseErr("", line, col, "invalid JSON: %v", se)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return errAt(data, int64(len(data)), "invalid JSON: unexpected end of input")

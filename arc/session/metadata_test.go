@@ -81,8 +81,8 @@ func TestParseMetadataErrors(t *testing.T) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %v is not a *ParseError", err)
 			}
-			if pe.Line != tc.line || pe.Col != tc.col || !strings.Contains(pe.Msg, tc.msg) {
-				t.Fatalf("got %d:%d %q, want %d:%d containing %q", pe.Line, pe.Col, pe.Msg, tc.line, tc.col, tc.msg)
+			if pe.Line != tc.line || pe.Column != tc.col || !strings.Contains(pe.Reason, tc.msg) {
+				t.Fatalf("got %d:%d %q, want %d:%d containing %q", pe.Line, pe.Column, pe.Reason, tc.line, tc.col, tc.msg)
 			}
 		})
 	}

@@ -98,7 +98,7 @@ func (s *Session) Level(index int) *Level {
 
 // layoutErr is a layout error naming a file or folder.
 func layoutErr(path, format string, args ...any) error {
-	return &ParseError{File: path, Msg: fmt.Sprintf(format, args...)}
+	return parseErr(path, 0, 0, format, args...)
 }
 
 // Read reads every attempt folder under root (normally
