@@ -41,13 +41,16 @@
 //     spec states for the paper.
 //   - Seed edge rules: both lists empty → P = R = F1 = 1; one empty →
 //     P = R = F1 = 0 (the seed returns only F1; P and R follow it). Paper:
-//     empty reference → ErrEmptyReference, empty prediction → 0.
+//     either list empty → 0, as the package's best_match_f1 (issue 16; it
+//     was ErrEmptyReference); Evaluate skips the item (ItemScore.Skipped).
 //   - Threshold 0 in a config means "default": the similarity's hint
 //     (Lexical 0.3, the reference package's word-overlap reward) else 0.35.
 //     The seed's comparison is ≥, the paper's >, whatever the value.
 //   - Order score: 1 with fewer than 2 matched pairs (spec), so a perfect
 //     single match is not penalised; an item with no match has F1 0 anyway.
-//     Kendall is τ-a over the matched pairs.
+//     This holds for a missing prediction too (no pairs: LIS ratio 1, τ 1),
+//     so the mean order score counts it as 1 (issue 16). Kendall is τ-a
+//     over the matched pairs.
 //   - Parsing: a reply that parses as JSON but lacks a field is parseable
 //     (missing steps → none, missing answer → "", noted in Reply.Notes); null
 //     steps are dropped; non-string steps/answers become their compact JSON
@@ -60,7 +63,8 @@
 //     choice a letter on each side — the gold's letter may come from its
 //     option text); otherwise the next rule is tried, and exact match decides
 //     last. The numeric rule drops "the answer is"-like phrases, reads the
-//     first number (thousands commas allowed; "COVID-19" is 19, not −19).
+//     first number (seed: thousands commas allowed, "1,200" is 1200;
+//     "COVID-19" is 19, not −19).
 //     Seed numeric edges are inclusive with a 1e-9 relative slack (so 1.05 vs
 //     1 passes); the paper profile compares raw floats, as Python would.
 //     Seed "contains" ignores one-character golds, so a stray "a" or "C" in
@@ -68,18 +72,37 @@
 //     parenthesised letter ("the answer is a cat" is not option A).
 //     Options come from Item.Options (letters A, B, … in order) or else from
 //     "A) …" / "(A) …" lines of the question.
-//   - Paper judge, where the spec names a quirk but not its exact code: yes
-//     is tested before no, with yes words {yes, true, correct} and no words
-//     {no, false} as raw substrings; "option x" needs a space or parenthesis
-//     after "option"; the last-resort substring test runs in both directions
-//     on lower-cased, space-collapsed, punctuation-trimmed text.
+//   - Paper judge: the package's AccuracyCalculator.evaluate_single
+//     (accuracy.py) rule for rule, re-implemented (judge_paper.go) and
+//     checked against its own test vectors (package_vectors_test.go): its
+//     normalize_text (periods without a digit beside them and , ( ) " [ ]
+//     { } ' removed, other punctuation kept), extract_number's first
+//     -?\d+\.?\d* ("1,200" is 1, QuirkThousandsFirstDigits; "COVID-19" is
+//     −19), compare_numbers (the 15 % grace is strict <, decimals counted on
+//     Python's str of the float: "2.500" has 1), yes/no deciding whenever
+//     the gold is yes/no (a prediction that reads as neither is wrong),
+//     extract_choice's patterns on normalised text, two different single
+//     words wrong, then the substring fallback. Python's \d and float()
+//     also read non-ASCII digits; here only 0–9 are digits. Explicit
+//     Item.Options are laid out as "A) …" lines after the question, where
+//     the package looks for them.
+//   - Training reward: TrainReward is the package's
+//     rewards._lightweight_causal_reward (its check_answer_match, not the
+//     judge, and a word-overlap step F1 at > 0.3), on the parsed Reply; it
+//     is reported beside CPR in both profiles (ItemScore.Train,
+//     Report.TrainReward, the mean over all items, missing ones 0).
 //   - CPR paper λ: the spec gives only aw 0.6, sw 0.4; λ stays 0.3.
 //   - Dataset level: a missing prediction gives 0 for F1, P, R, order score,
 //     Ordered F1, CPR and steps, and a wrong answer (RuleMissing). Under the
-//     paper profile an item without reference steps is dropped from the step
-//     means — also when its prediction is missing — and its CPR (which needs
-//     the step F1) is left out too; accuracy and average steps count it.
-//     Average steps counts missing and unparseable replies as 0 steps.
+//     paper profile an item without reference steps is skipped (flagged
+//     ItemScore.Skipped) — also when its prediction is missing — from the
+//     step means, its CPR (which needs the step F1) and average steps, as the
+//     package leaves it out; accuracy counts it. Average steps counts missing
+//     and unparseable replies as 0 steps.
+//   - Truncation: when the Similarity is an embedder.Truncator, every step
+//     it cut to the model's token limit is listed per item
+//     (ItemScore.Truncated: side, step, tokens kept of total) and counted in
+//     the report (TruncatedSteps, TruncatedItems).
 //   - Evaluate needs an explicit Similarity: scores from different
 //     similarities are not comparable, so none is picked silently.
 package crystal

@@ -55,10 +55,30 @@ type ItemScore struct {
 	Match   Match   `json:"match"`
 	Order   Order   `json:"order"`
 	CPR     float64 `json:"cpr"`
-	// StepsDropped: paper profile, the item has no reference steps and is
-	// left out of the step means (QuirkEmptyReferenceDropped); it still
-	// counts for Accuracy and AvgSteps.
+	// Train is the reference package's training reward (TrainReward),
+	// reported beside CPR; zero for a missing prediction.
+	Train TrainScore `json:"train"`
+	// Skipped: paper profile, the item has no reference steps and is left
+	// out of the step means and of AvgSteps (QuirkEmptyReferenceDropped, as
+	// the package's evaluate_single refuses it); it still counts for
+	// Accuracy. Its step scores are not scores but placeholders: read
+	// Skipped, not the zeros.
+	Skipped bool `json:"skipped,omitempty"`
+	// StepsDropped is Skipped under its earlier name (kept for callers).
 	StepsDropped bool `json:"steps_dropped,omitempty"`
+	// Truncated lists the steps the similarity cut to its model's token
+	// limit (embedder.Truncator), predicted steps first; nil when none.
+	Truncated []StepTruncation `json:"truncated,omitempty"`
+}
+
+// StepTruncation is one step cut to the embedding model's token limit: the
+// side ("pred" or "ref"), the 0-based step index, and how many tokens were
+// kept of how many (special tokens included).
+type StepTruncation struct {
+	Side  string `json:"side"`
+	Step  int    `json:"step"`
+	Kept  int    `json:"kept"`
+	Total int    `json:"total"`
 }
 
 // Report is a dataset-level result, one row of the paper's table (Acc, Match
@@ -90,9 +110,21 @@ type Report struct {
 	LIS       float64 `json:"lis"`
 	OrderedF1 float64 `json:"ordered_f1"`
 	CPR       float64 `json:"cpr"`
-	// AvgSteps is the mean number of predicted steps over all items.
-	AvgSteps float64     `json:"avg_steps"`
-	PerItem  []ItemScore `json:"per_item"`
+	// AvgSteps is the mean number of predicted steps over the StepItems
+	// items (all items under seed; paper leaves skipped items out, as the
+	// package does). Missing and unparseable replies count 0 steps.
+	AvgSteps float64 `json:"avg_steps"`
+	// Skipped is the number of items left out of the step means (Items −
+	// StepItems).
+	Skipped int `json:"skipped"`
+	// TrainReward is the mean of the package's training reward (ItemScore.Train)
+	// over all items, missing ones counting 0; beside CPR.
+	TrainReward float64 `json:"train_reward"`
+	// TruncatedSteps counts the steps cut to the model's token limit, in
+	// TruncatedItems items (0 for similarities that do not truncate).
+	TruncatedSteps int         `json:"truncated_steps"`
+	TruncatedItems int         `json:"truncated_items"`
+	PerItem        []ItemScore `json:"per_item"`
 }
 
 // ErrItems reports an item list with an empty or duplicated ID.
@@ -154,7 +186,7 @@ func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Con
 	sort.Strings(rep.Unknown)
 
 	var correct, steps int
-	var sF1, sP, sR, sLIS, sOrd, sCPR float64
+	var sF1, sP, sR, sLIS, sOrd, sCPR, sTrain float64
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
 			return Report{}, err
@@ -173,10 +205,16 @@ func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Con
 		if s.Verdict.Correct {
 			correct++
 		}
-		steps += s.Steps
-		if s.StepsDropped {
+		sTrain += s.Train.Reward
+		if len(s.Truncated) > 0 {
+			rep.TruncatedItems++
+			rep.TruncatedSteps += len(s.Truncated)
+		}
+		if s.Skipped {
+			rep.Skipped++
 			continue
 		}
+		steps += s.Steps
 		rep.StepItems++
 		sF1 += s.Match.F1
 		sP += s.Match.Precision
@@ -187,9 +225,10 @@ func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Con
 	}
 	if n := float64(rep.Items); n > 0 {
 		rep.Accuracy = float64(correct) / n
-		rep.AvgSteps = float64(steps) / n
+		rep.TrainReward = sTrain / n
 	}
 	if n := float64(rep.StepItems); n > 0 {
+		rep.AvgSteps = float64(steps) / n
 		rep.MatchF1, rep.Precision, rep.Recall = sF1/n, sP/n, sR/n
 		rep.LIS, rep.OrderedF1, rep.CPR = sLIS/n, sOrd/n, sCPR/n
 	}
@@ -199,16 +238,21 @@ func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Con
 func scoreItem(ctx context.Context, it Item, preds map[string]Reply, p Profile, sim embedder.Similarity,
 	mc MatchConfig, order OrderMethod, alpha float64, w RewardWeights) (ItemScore, error) {
 	s := ItemScore{ID: it.ID}
-	dropped := p == ProfilePaper && len(it.ReferenceSteps) == 0
+	skipped := p == ProfilePaper && len(it.ReferenceSteps) == 0
+	s.Skipped, s.StepsDropped = skipped, skipped
 	r, ok := preds[it.ID]
 	if !ok {
 		s.Missing = true
-		s.StepsDropped = dropped
 		s.Verdict = Verdict{Profile: p, Rule: RuleMissing, Detail: "no prediction"}
 		s.Match = Match{Profile: p, Threshold: mc.Threshold, Inclusive: p == ProfileSeed,
 			NRef: len(it.ReferenceSteps), Pairs: []Pair{}, UnmatchedPred: []int{},
 			UnmatchedRef: seq(len(it.ReferenceSteps)), EdgeCase: "missing prediction"}
-		s.Order = Order{Method: order, Alpha: alpha}
+		// No pairs: fewer than 2 matches, so the order score is 1 (spec
+		// "Ordered Match F1"); Ordered F1 is 0 through F1 = 0.
+		s.Order = Order{Method: order, Alpha: alpha, Score: 1}
+		if order == OrderKendall {
+			s.Order.Tau = 1
+		}
 		return s, nil
 	}
 	s.Unparseable, s.Repaired, s.Steps = r.Unparseable, r.Repaired, len(r.Steps)
@@ -217,20 +261,41 @@ func scoreItem(ctx context.Context, it Item, preds map[string]Reply, p Profile, 
 		return s, err
 	}
 	s.Verdict = v
+	s.Train = TrainReward(r.Steps, r.Answer, it.ReferenceSteps, it.Answer)
 	m, err := MatchSteps(ctx, sim, r.Steps, it.ReferenceSteps, mc)
-	switch {
-	case dropped && errors.Is(err, ErrEmptyReference):
-		s.StepsDropped = true
-		s.Match = m
-		s.Order = Order{Method: order, Alpha: alpha}
-		return s, nil
-	case err != nil:
+	if err != nil {
 		return s, fmt.Errorf("item %q: %w", it.ID, err)
 	}
 	s.Match = m
+	if tr, ok := sim.(embedder.Truncator); ok && len(r.Steps) > 0 && len(it.ReferenceSteps) > 0 {
+		if s.Truncated, err = truncations(ctx, tr, r.Steps, it.ReferenceSteps); err != nil {
+			return s, fmt.Errorf("item %q: %w", it.ID, err)
+		}
+	}
+	if skipped {
+		return s, nil
+	}
 	if s.Order, err = OrderedF1(m, order, alpha); err != nil {
 		return s, err
 	}
 	s.CPR = CPR(v.Correct, m.F1, w)
 	return s, nil
+}
+
+// truncations asks tr which of the item's steps it cut.
+func truncations(ctx context.Context, tr embedder.Truncator, pred, ref []string) ([]StepTruncation, error) {
+	var out []StepTruncation
+	for _, side := range []struct {
+		name  string
+		steps []string
+	}{{"pred", pred}, {"ref", ref}} {
+		cuts, err := tr.Truncations(ctx, side.steps)
+		if err != nil {
+			return nil, fmt.Errorf("truncation: %w", err)
+		}
+		for _, c := range cuts {
+			out = append(out, StepTruncation{Side: side.name, Step: c.Index, Kept: c.Kept, Total: c.Total})
+		}
+	}
+	return out, nil
 }

@@ -17,9 +17,12 @@ const DefaultThreshold = 0.35
 
 // Errors of the step matcher.
 var (
-	// ErrEmptyReference: the `paper` profile refuses an item without
-	// reference steps (reference package behaviour, spec crystal.md
-	// "Decision — profiles"). Evaluate turns it into a dropped item.
+	// ErrEmptyReference named the `paper` profile's refusal of an item
+	// without reference steps. MatchMatrix no longer returns it (issue 16):
+	// the package's step F1 (similarity.best_match_f1, the one its reward
+	// uses) returns 0.0 for an empty list, and Evaluate skips such an item
+	// under paper (ItemScore.Skipped), as evaluate_single's ValueError does.
+	// Kept for callers that test for it.
 	ErrEmptyReference = errors.New("crystal: empty reference steps")
 	// ErrMatrixShape: a similarity matrix is not len(pred) × len(ref).
 	ErrMatrixShape = errors.New("crystal: similarity matrix has the wrong shape")
@@ -71,7 +74,7 @@ type Match struct {
 	F1        float64 `json:"f1"`
 	// EdgeCase names the empty-list rule that decided, "" when none:
 	// "both empty" (seed: P = R = F1 = 1), "empty prediction" or
-	// "empty reference" (0).
+	// "empty reference" (0; under paper also when both are empty).
 	EdgeCase string `json:"edge_case,omitempty"`
 }
 
@@ -87,9 +90,9 @@ func (m Match) Accepts(sim float64) bool {
 // MatchSteps computes Match F1 of predicted against reference steps, asking
 // sim for the similarity matrix only when both lists are non-empty.
 //
-// Errors: ErrUnknownProfile, ErrBadParameter (threshold), ErrEmptyReference
-// (paper profile, empty ref), ErrMatrixShape (sim returned a matrix of the
-// wrong shape), or sim's own error. A nil sim is an error.
+// Errors: ErrUnknownProfile, ErrBadParameter (threshold), ErrMatrixShape
+// (sim returned a matrix of the wrong shape), or sim's own error. A nil sim
+// is an error.
 func MatchSteps(ctx context.Context, sim embedder.Similarity, pred, ref []string, cfg MatchConfig) (Match, error) {
 	if sim == nil {
 		return Match{}, fmt.Errorf("%w: nil similarity", ErrBadParameter)
@@ -114,7 +117,8 @@ func MatchSteps(ctx context.Context, sim embedder.Similarity, pred, ref []string
 // j). It is seed 002's compute_match_f1 after the embedding step:
 //
 //   - Empty lists first. seed: both empty → P = R = F1 = 1; one empty → 0.
-//     paper: empty reference → ErrEmptyReference; empty prediction → 0.
+//     paper: either empty → 0 (the package's best_match_f1 returns 0.0;
+//     EdgeCase "empty reference" when the reference is empty).
 //     The matrix is not read in these cases (it may be nil).
 //   - Candidates: pairs with sim ≥ threshold (seed) or > threshold (paper);
 //     NaN similarities are never candidates.
@@ -125,7 +129,7 @@ func MatchSteps(ctx context.Context, sim embedder.Similarity, pred, ref []string
 //   - P = matched/nPred, R = matched/nRef, F1 = 2PR/(P+R), 0 when P+R = 0.
 //
 // Errors: ErrUnknownProfile, ErrBadParameter (negative sizes, NaN/Inf
-// threshold), ErrEmptyReference, ErrMatrixShape.
+// threshold), ErrMatrixShape.
 func MatchMatrix(sim [][]float64, nPred, nRef int, cfg MatchConfig) (Match, error) {
 	p, err := cfg.Profile.resolve()
 	if err != nil {
@@ -143,7 +147,8 @@ func MatchMatrix(sim [][]float64, nPred, nRef int, cfg MatchConfig) (Match, erro
 
 	switch {
 	case p == ProfilePaper && nRef == 0:
-		return res, ErrEmptyReference
+		res.EdgeCase = "empty reference"
+		return res, nil
 	case nPred == 0 && nRef == 0: // seed only
 		res.Precision, res.Recall, res.F1, res.EdgeCase = 1, 1, 1, "both empty"
 		return res, nil

@@ -146,3 +146,53 @@ func (c Cosine) Similarities(ctx context.Context, pred, ref []string) ([][]float
 	}
 	return m, nil
 }
+
+// Cut is one text an embedder shortened to its token limit: Index is the
+// text's 0-based position in the list asked about, Kept and Total the token
+// counts after and before truncation (special tokens included).
+type Cut struct {
+	Index int `json:"index"`
+	Kept  int `json:"kept"`
+	Total int `json:"total"`
+}
+
+// TokenCounter is implemented by an Embedder that truncates long texts (the
+// ONNX embedder, at its model's max_seq_length). TokenCounts returns, per
+// text in order, the tokens the model sees (Kept) and the tokens the text
+// has (Total); Kept < Total means the text was cut.
+type TokenCounter interface {
+	TokenCounts(ctx context.Context, texts []string) ([]Cut, error)
+}
+
+// Truncator is implemented by a Similarity that can say which steps it cut
+// before comparing them (Cosine over a TokenCounter). Truncations returns
+// one Cut per text that was shortened, in input order; none when nothing
+// was cut. Package crystal notes them per item (issue 16: truncation is never
+// silent).
+type Truncator interface {
+	Truncations(ctx context.Context, texts []string) ([]Cut, error)
+}
+
+// Truncations reports the texts c's embedder cuts. An embedder that is not a
+// TokenCounter cuts nothing. Errors: the embedder's, or ErrEmbedding for a
+// wrong count.
+func (c Cosine) Truncations(ctx context.Context, texts []string) ([]Cut, error) {
+	tc, ok := c.Embedder.(TokenCounter)
+	if !ok || len(texts) == 0 {
+		return nil, nil
+	}
+	counts, err := tc.TokenCounts(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	if len(counts) != len(texts) {
+		return nil, fmt.Errorf("%w: %d token counts for %d texts", ErrEmbedding, len(counts), len(texts))
+	}
+	var out []Cut
+	for k, n := range counts {
+		if n.Kept < n.Total {
+			out = append(out, Cut{Index: k, Kept: n.Kept, Total: n.Total})
+		}
+	}
+	return out, nil
+}
