@@ -210,10 +210,15 @@ func (a *API) do(ctx context.Context, method, path string, body, out any) (json.
 		if err != nil {
 			return nil, fmt.Errorf("client: %s %s: %w", method, path, err)
 		}
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 		resp.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("client: %s %s: reading the response: %w", method, path, err)
+		}
+		if len(data) > maxResponse {
+			// Said as such, not as the JSON decoder's "unexpected end of
+			// JSON input" of the cut body.
+			return nil, fmt.Errorf("client: %s %s: the response (HTTP %d) is larger than the client's cap of %d bytes; it was not read", method, path, resp.StatusCode, maxResponse)
 		}
 		if resp.StatusCode == http.StatusTooManyRequests && attempt < a.opts.MaxRetries {
 			wait := retryWait(resp.Header.Get("Retry-After"), attempt, a.opts.Now())

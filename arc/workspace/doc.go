@@ -20,7 +20,10 @@
 //	client/ascii_to_png.py          → evident arc ascii-to-png
 //	world_model_engine.star, world_model_state_io.star, world_model_main_planner.star
 //	    (or, Options.Python, the seed's world_model_engine.py, world_model_state_io.py,
-//	    world_model_main_planner.py stubs; the launchers then pass --model-cmd python)
+//	    world_model_main_planner.py stubs; the launchers then pass --model-cmd python,
+//	    and baseline1's helpers for the agent's own Python, PythonHelpers:
+//	    session_tools.py, state_reconstruction_tools.py, frame_plot_lib.py,
+//	    game_status.py, load_initial_full_frame.py)
 //	initial_full_frames/            empty: the agent's reconstruction of partly visible levels
 //
 // The launchers are thin: each execs `$EVIDENT_BIN` (else Config.EvidentBin)
@@ -44,11 +47,18 @@
 //     baseline1's: a placeholder engine (state unchanged, RUNNING), a
 //     reconstruction that keeps the level only, an all-zero renderer, an
 //     identity apply_render_overrides and a planner that returns None.
-//   - Python stubs import game_status and numpy as the seed's do; evident's
-//     Python adapter serves game_status and load_initial_full_frame, so the
-//     workspace has no copies of them.
+//   - Python stubs import game_status and numpy as the seed's do. Model
+//     code gets evident's adapter's own game_status, load_initial_full_frame
+//     and state_reconstruction_tools (sandboxed); the workspace's copies
+//     (PythonHelpers) are for the agent's own Python, unsandboxed, as
+//     baseline1's are. They read client/session/ as baseline1's do, also
+//     evident's older recordings (int action ids), and write PNGs with zlib
+//     (numpy is their only dependency). A frame file with a character that
+//     is not a hex digit (a byte-order mark included) is a ValueError naming
+//     file, line and column.
 //   - PlotInitialFullFrames visits initial_full_frames/level_*.txt in byte
 //     order of the names, as baseline1's sorted(glob) does (level_10 before
 //     level_2); a name whose N is not a number is an error naming the file
-//     (baseline1 stops with a ValueError).
+//     (baseline1 stops with a ValueError); a padded N (level_02.txt) is
+//     skipped (baseline1 would plot level_2.txt's frame under its name).
 package workspace

@@ -18,6 +18,10 @@ import (
 // newlines, with room for blank lines.
 const maxASCIIBytes = 2 * (frame.MaxSide + 1) * frame.MaxSide
 
+// utf8BOM is the byte-order mark some editors put at the start of a UTF-8
+// file.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 // readASCII reads an ASCII frame as baseline1's ascii_to_png.py
 // parse_ascii_grid does (blank lines skipped, either case); errors name the
 // file.
@@ -37,6 +41,9 @@ func readASCII(path string) (frame.Grid, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		//lint:ignore ST1005 baseline1's ascii_to_png.py wording
 		return frame.Grid{}, fmt.Errorf("No frame data found in %s", path)
+	}
+	if bytes.HasPrefix(b, utf8BOM) {
+		return frame.Grid{}, fmt.Errorf("%s:1:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF); an ASCII frame holds hex digits only: save it without the mark", path)
 	}
 	g, err := frame.ParseASCII(b)
 	if err != nil {
@@ -70,8 +77,9 @@ const MaxScale = 64
 
 // ASCIIToPNG draws the ASCII frame at input as a PNG at output (its folder
 // created), scale pixels per cell (baseline1 client/ascii_to_png.py: default
-// 8, frame.Scale). Errors name the file: a missing input, a character that
-// is not a hex digit, rows of different widths, no rows ("No frame data
+// 8, frame.Scale). Errors name the file: a missing input, a UTF-8
+// byte-order mark at its start (named as such), a character that is not a
+// hex digit, rows of different widths, no rows ("No frame data
 // found in PATH"), or a scale outside 1..MaxScale.
 func ASCIIToPNG(input, output string, scale int) error {
 	if scale < 1 || scale > MaxScale {
@@ -94,8 +102,10 @@ func ASCIIToPNG(input, output string, scale int) error {
 // PlotInitialFullFrames writes initial_full_frames/level_N.png (scale 8)
 // next to every initial_full_frames/level_N.txt of workspace ws and returns
 // the PNG paths, absolute, in the order written (baseline1
-// plot_initial_full_frames.py: sorted file names). No folder or no files:
-// nil, nil. Errors name the file.
+// plot_initial_full_frames.py: sorted file names). Only N as the level's
+// number unpadded counts (level_2.txt; level_02.txt and level_+2.txt are
+// skipped: baseline1 reads level int(N) from level_{int(N)}.txt, never
+// that file). No folder or no files: nil, nil. Errors name the file.
 func PlotInitialFullFrames(ws string) ([]string, error) {
 	dir, err := filepath.Abs(filepath.Join(ws, FullFramesDir))
 	if err != nil {
@@ -109,8 +119,15 @@ func PlotInitialFullFrames(ws string) ([]string, error) {
 	var written []string
 	for _, p := range matches {
 		stem := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "level_"), ".txt")
-		if _, err := strconv.Atoi(stem); err != nil {
+		n, err := strconv.Atoi(stem)
+		if err != nil {
 			return written, fmt.Errorf("%s: the level in level_N.txt must be a number, got %q", p, stem)
+		}
+		if strconv.Itoa(n) != stem {
+			// baseline1 plots level_N.txt of int(N): level_02.txt names
+			// level 2, whose file is level_2.txt; it is not a frame of
+			// its own.
+			continue
 		}
 		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
 			continue // baseline1's load_initial_full_frame: not a file → None

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -64,9 +65,17 @@ type Options struct {
 	EvidentBin string
 }
 
+// PythonHelpers are the modules Init writes with Options.Python for the
+// agent's own Python (a REPL, its scripts; not model code, which evident's
+// adapter serves its own game_status and load_initial_full_frame): the
+// names, signatures and dict keys of baseline1's ewma_sv_v1.6
+// workspace_init modules of the same names (its main_prompt.md "Useful
+// Python helpers"), evident's code. They need numpy only.
+var PythonHelpers = []string{"frame_plot_lib.py", "game_status.py", "load_initial_full_frame.py", "session_tools.py", "state_reconstruction_tools.py"}
+
 // launcher reports whether a template is an executable script.
 func launcher(name string) bool {
-	return strings.HasSuffix(name, ".py") && !strings.HasPrefix(path.Base(name), "world_model_")
+	return strings.HasSuffix(name, ".py") && !strings.HasPrefix(path.Base(name), "world_model_") && !slices.Contains(PythonHelpers, name)
 }
 
 // plan lists the files Init writes for opts: workspace-relative slash path
@@ -96,7 +105,7 @@ func plan(opts Options) (map[string][]byte, error) {
 	ext, note, desc := ".star", "Starlark files run in evident's sandbox: no files, clock or randomness; `load()` only of the three model files. Run `go doc evident/arc/worldmodel` (or read evident's README) for the built-ins: `grid`, `grid_from_rows`, `load_initial_full_frame`, `bfs`, `RUNNING`, `LEVEL_COMPLETED`, `GAME_OVER`. States are frozen: build new ones (`dict(state)`, `grid.copy()`).",
 		"Starlark (a Python dialect) run in evident's sandbox"
 	if opts.Python {
-		ext, note, desc = ".py", "Python files as baseline1's: `state_renderer` returns a `numpy.ndarray` of shape 64x64, dtype int16; import `RUNNING`, `LEVEL_COMPLETED`, `GAME_OVER` from `game_status` and `load_initial_full_frame` from `load_initial_full_frame` (evident provides both). Model code may import numpy, scipy, networkx and pure standard modules; file, process and network access are refused.",
+		ext, note, desc = ".py", "Python files as baseline1's: `state_renderer` returns a `numpy.ndarray` of shape 64x64, dtype int16; import `RUNNING`, `LEVEL_COMPLETED`, `GAME_OVER` from `game_status` and `load_initial_full_frame` from `load_initial_full_frame` (evident provides both). Model code may import numpy, scipy, sympy, networkx and the standard modules that touch no files, processes or network (sys, time, math, collections, …); file, process and network access are refused. In your own Python (a REPL, scripts in this folder; not in model code) baseline1's helpers work: `from session_tools import read_all_attempts_for_level, read_attempt_for_level, read_current_attempt, get_current_level_id`, `from state_reconstruction_tools import reconstruct_initial_state, reconstruct_current_state, reconstruct_state, simulate_actions`, `from frame_plot_lib import save_ascii_frame_png, save_mismatch_region_png_v1, save_mismatch_as_magneta_png_v2` (run them with a python3 that has numpy).",
 			"Python (the seed's world_model_*.py files, run by evident's adapter)"
 	}
 	r := strings.NewReplacer("{{MODEL_KIND}}", desc, "{{MODEL_NOTE}}", note, "{{EXT}}", ext,

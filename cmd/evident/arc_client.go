@@ -116,6 +116,9 @@ func clientExit(name string, err error) error {
 	if err == nil {
 		return nil
 	}
+	if e := scriptClientExit(err); e != nil {
+		return e
+	}
 	msg := name + ": " + err.Error()
 	sep := "; "
 	if strings.HasSuffix(msg, ".") {

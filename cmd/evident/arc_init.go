@@ -62,7 +62,7 @@ func arcInitCommand() *cli.Command {
 			for _, f := range files {
 				fmt.Fprintln(w, f)
 			}
-			fmt.Fprintf(w, "next: cd %s/client && python3 client.py start GAME_ID\n", abs)
+			fmt.Fprintf(w, "next: cd %s && python3 client.py start GAME_ID\n", shellQuote(filepath.Join(abs, "client")))
 			return nil
 		},
 	}
@@ -129,4 +129,16 @@ func arcASCIIToPNGCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// shellQuote returns s as one word of a POSIX shell: unchanged when it
+// holds only letters, digits and _ . / - + : , @ %, else in single quotes
+// (a quote inside written '\”).
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./-+:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -58,7 +58,8 @@ func TestArcInit(t *testing.T) {
 		{"by default it writes the Starlark templates and the local server's URL", nil,
 			[]string{"world_model_engine.star", "world_model_main_planner.star", "world_model_state_io.star"}, "starlark", "http://127.0.0.1:8001"},
 		{"with --python and --server it writes the seed's Python stubs and that server", []string{"--python", "--server", "https://three.arcprize.org"},
-			[]string{"world_model_engine.py", "world_model_main_planner.py", "world_model_state_io.py"}, "python", "https://three.arcprize.org"},
+			[]string{"world_model_engine.py", "world_model_main_planner.py", "world_model_state_io.py",
+				"frame_plot_lib.py", "game_status.py", "load_initial_full_frame.py", "session_tools.py", "state_reconstruction_tools.py"}, "python", "https://three.arcprize.org"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "ws")

@@ -34,6 +34,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"evident/arc/client"
 )
 
 // EnvScriptName names the baseline1 script a launcher stands for
@@ -214,4 +216,45 @@ func withScriptMode(cmd *cli.Command) *cli.Command {
 		withScriptMode(sub)
 	}
 	return cmd
+}
+
+// scriptClientExit is how client.py (baseline1's twma_v1.6 client) words
+// the client's refusals, for clientExit in script mode; nil: the error is
+// worded as outside script mode.
+//
+//   - A non-RESET in GAME_OVER (refused here or a 400 of the server saying
+//     the game is over) and a RESET before the attempt's first action are
+//     baseline1's ValueErrors: "Invalid command: MSG", exit 1, with
+//     baseline1's message and no hint of evident's (the agent prompts
+//     forbid the agent's RESET; --force is not an argument of client.py).
+//   - No game started: baseline1's FileNotFoundError lines.
+//   - An expired scorecard or a lagging session keep their exit statuses,
+//     with client.py's command in the hint.
+func scriptClientExit(err error) error {
+	if os.Getenv(EnvScriptName) != "client.py" {
+		return nil
+	}
+	restart := "start a new game here with: python3 client.py start GAME_ID (this session is then moved to " + client.ExpiredSessionPrefix + "N/)"
+	switch {
+	case errors.Is(err, client.ErrGameOver):
+		// Exit status 2 becomes 1 with "Invalid command: " (scripts).
+		return cli.Exit(client.MsgOnlyReset, 2)
+	case errors.Is(err, client.ErrResetBeforeAction):
+		return cli.Exit(client.MsgResetBeforeAction, 2)
+	case errors.Is(err, client.ErrNotStarted):
+		return cli.Exit("No active client session. Start a game first.\nStart a game first: python3 client/client.py start <game_id>", 1)
+	case errors.Is(err, client.ErrScorecardExpired):
+		return cli.Exit(joinHint(err.Error(), restart), exitScorecardExpired)
+	case errors.Is(err, client.ErrLagging):
+		return cli.Exit(joinHint(err.Error(), restart), exitSessionLags)
+	}
+	return nil
+}
+
+// joinHint appends hint to msg after "; " (or " " after a full stop).
+func joinHint(msg, hint string) string {
+	if strings.HasSuffix(msg, ".") {
+		return msg + " " + hint
+	}
+	return msg + "; " + hint
 }
