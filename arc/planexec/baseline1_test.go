@@ -1,8 +1,6 @@
 package planexec_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -13,24 +11,17 @@ import (
 	"evident/arc/planexec"
 	"evident/arc/replay"
 	"evident/arc/session"
-	"evident/arc/worldmodel"
 )
 
 // runBaseline1 executes plan with baseline1's lines and a stub summary
 // ("summary K" after step K).
 func (g *game) runBaseline1(plan []session.Action) (*planexec.Result, string, error) {
 	g.t.Helper()
-	m, err := worldmodel.LoadStarlark(context.Background(), worldmodel.StarlarkOptions{Dir: g.ws})
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	var out bytes.Buffer
-	res, err := planexec.Run(context.Background(), m, g.c, plan, planexec.Options{Out: &out, Baseline1: true,
+	return g.runWith(plan, planexec.Options{Baseline1: true,
 		StepSummary: func(w io.Writer, r *client.Result) error {
 			_, err := fmt.Fprintf(w, "summary %d\n", r.Recorded.Step)
 			return err
 		}})
-	return res, out.String(), err
 }
 
 // Lines of baseline1's plan_executor.py (secure_baseline1

@@ -57,13 +57,20 @@ func (g *game) patch(file, old, new string) {
 
 // run executes plan with the workspace's model and returns the report.
 func (g *game) run(plan []session.Action) (*planexec.Result, string, error) {
+	return g.runWith(plan, planexec.Options{})
+}
+
+// runWith executes plan with opts (Out set to a buffer) and returns the
+// report.
+func (g *game) runWith(plan []session.Action, opts planexec.Options) (*planexec.Result, string, error) {
 	g.t.Helper()
 	m, err := worldmodel.LoadStarlark(context.Background(), worldmodel.StarlarkOptions{Dir: g.ws})
 	if err != nil {
 		g.t.Fatal(err)
 	}
 	var out bytes.Buffer
-	res, err := planexec.Run(context.Background(), m, g.c, plan, planexec.Options{Out: &out})
+	opts.Out = &out
+	res, err := planexec.Run(context.Background(), m, g.c, plan, opts)
 	return res, out.String(), err
 }
 
