@@ -74,6 +74,7 @@ type onnxEmbedder struct {
 	inputs []ort.InputOutputInfo // session order
 	pooled bool                  // output is [batch, hidden] already
 	batch  int
+	maxLen int // tokens per text, special tokens included
 }
 
 // encoded is one tokenized text.
@@ -227,6 +228,7 @@ func (e *onnxEmbedder) loadTokenizer(opts ONNXOptions) (err error) {
 	tk.WithPadding(nil)
 	tk.WithTruncation(&tokenizer.TruncationParams{MaxLength: maxLen, Strategy: tokenizer.LongestFirst})
 	e.tk = tk
+	e.maxLen = maxLen
 	return nil
 }
 
@@ -283,6 +285,39 @@ func (e *onnxEmbedder) encode(text string) (enc encoded, err error) {
 		}
 	}
 	return enc, nil
+}
+
+// TokenCounts tokenizes each text without truncation (Total) and with it
+// (Kept, what Embed feeds the model), so truncation is never silent
+// (embedder.TokenCounter; issue 16).
+func (e *onnxEmbedder) TokenCounts(ctx context.Context, texts []string) ([]Cut, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errors.New("embed: TokenCounts after Close")
+	}
+	out := make([]Cut, len(texts))
+	for k, t := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		kept, err := e.encode(t)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = Cut{Index: k, Kept: len(kept.ids), Total: len(kept.ids)}
+		if len(kept.ids) < e.maxLen {
+			continue // not at the limit: nothing was cut
+		}
+		e.tk.WithTruncation(nil)
+		full, err := e.encode(t)
+		e.tk.WithTruncation(&tokenizer.TruncationParams{MaxLength: e.maxLen, Strategy: tokenizer.LongestFirst})
+		if err != nil {
+			return nil, err
+		}
+		out[k].Total = len(full.ids)
+	}
+	return out, nil
 }
 
 // Embed tokenizes texts, runs them in batches sorted by token count, and

@@ -76,7 +76,11 @@ func (t Table) Notes() []string {
 			parts = append(parts, fmt.Sprintf("%d unparseable %s (no steps, answer %q)", p.Unparseable, plural(p.Unparseable, "reply", "replies"), crystal.InsufficientInformation))
 		}
 		if n := p.Items - p.StepItems; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s without reference steps left out of the step means", n, plural(n, "item", "items")))
+			parts = append(parts, fmt.Sprintf("%d %s without reference steps skipped (left out of the step means and average steps)", n, plural(n, "item", "items")))
+		}
+		if p.TruncatedSteps > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s in %d %s cut to the model's token limit (per-item evidence: truncated)",
+				p.TruncatedSteps, plural(p.TruncatedSteps, "step", "steps"), p.TruncatedItems, plural(p.TruncatedItems, "item", "items")))
 		}
 		if len(p.Unknown) > 0 {
 			ids := make([]string, len(p.Unknown))
@@ -89,5 +93,16 @@ func (t Table) Notes() []string {
 			notes = append(notes, r.Model+": "+strings.Join(parts, "; "))
 		}
 	}
+	if len(t.Rows) > 0 {
+		var train []string
+		for _, r := range t.Rows {
+			train = append(train, fmt.Sprintf("%s %.3f", r.Model, r.Report.TrainReward))
+		}
+		notes = append(notes, TrainNote+": "+strings.Join(train, ", "))
+	}
 	return notes
 }
+
+// TrainNote introduces the notes' line of training rewards: the reference
+// package's own reward beside CPR (crystal.TrainReward).
+const TrainNote = "training reward of crystal-metrics beside CPR (its own answer check, word-overlap step F1 > 0.30; 0.6 + 0.4 × F1 if correct, 0.4 × 0.3 × F1 if wrong; mean over all items)"

@@ -26,6 +26,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -182,6 +183,14 @@ type ModelSummary struct {
 	Unparseable int      `json:"unparseable"`
 	StepItems   int      `json:"step_items"`
 	Unknown     []string `json:"unknown_ids,omitempty"`
+	// TrainReward: crystal.Report.TrainReward (the package's reward);
+	// Skipped: items left out of the step means; TruncatedSteps and
+	// TruncatedItems: steps cut to the model's token limit, and in how
+	// many items.
+	TrainReward    float64 `json:"train_reward"`
+	Skipped        int     `json:"skipped"`
+	TruncatedSteps int     `json:"truncated_steps"`
+	TruncatedItems int     `json:"truncated_items"`
 }
 
 // Summary returns the JSON form of t.
@@ -193,7 +202,8 @@ func (t Table) Summary() Summary {
 		p := r.Report
 		s.Models = append(s.Models, ModelSummary{Model: r.Model, Accuracy: p.Accuracy, MatchF1: p.MatchF1,
 			Precision: p.Precision, Recall: p.Recall, LIS: p.LIS, OrderedF1: p.OrderedF1, AvgSteps: p.AvgSteps,
-			CPR: p.CPR, Missing: p.Missing, Unparseable: p.Unparseable, StepItems: p.StepItems, Unknown: p.Unknown})
+			CPR: p.CPR, Missing: p.Missing, Unparseable: p.Unparseable, StepItems: p.StepItems, Unknown: p.Unknown,
+			TrainReward: p.TrainReward, Skipped: p.Skipped, TruncatedSteps: p.TruncatedSteps, TruncatedItems: p.TruncatedItems})
 	}
 	return s
 }
@@ -238,10 +248,44 @@ type Evidence struct {
 	CPR          float64 `json:"cpr"`
 	EdgeCase     string  `json:"edge_case,omitempty"`
 	StepsDropped bool    `json:"steps_dropped,omitempty"`
+	// Skipped: paper profile, no reference steps; the step scores above are
+	// then null, not zeros (MarshalJSON), and the item is out of the means.
+	Skipped bool `json:"skipped,omitempty"`
+	// Train: the package's training reward (crystal.TrainScore).
+	Train crystal.TrainScore `json:"train"`
+	// Truncated: the steps cut to the model's token limit (side, step,
+	// tokens kept of total).
+	Truncated []crystal.StepTruncation `json:"truncated,omitempty"`
 	// Pairs in acceptance order; the steps left unmatched on each side.
 	Pairs         []EvidencePair `json:"pairs"`
 	UnmatchedPred []EvidenceStep `json:"unmatched_pred"`
 	UnmatchedRef  []EvidenceStep `json:"unmatched_ref"`
+}
+
+// MarshalJSON writes e, with precision, recall, f1, order_score,
+// ordered_f1 and cpr as null when e.Skipped (issue 16: a skipped item shows
+// a flag, not zeros).
+func (e Evidence) MarshalJSON() ([]byte, error) {
+	type plain Evidence
+	var v any = plain(e)
+	if e.Skipped {
+		v = struct {
+			plain
+			Precision  *float64 `json:"precision"`
+			Recall     *float64 `json:"recall"`
+			F1         *float64 `json:"f1"`
+			OrderScore *float64 `json:"order_score"`
+			OrderedF1  *float64 `json:"ordered_f1"`
+			CPR        *float64 `json:"cpr"`
+		}{plain: plain(e)}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as WriteItems: step texts stay readable
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // EvidencePair is one matched (predicted, reference) step pair.
@@ -281,8 +325,9 @@ func (t Table) Evidence(items []crystal.Item, runs []Run) []Evidence {
 				Similarity: row.Report.Similarity, Threshold: s.Match.Threshold, Steps: s.Steps,
 				RefSteps: len(it.ReferenceSteps), Precision: s.Match.Precision, Recall: s.Match.Recall,
 				F1: s.Match.F1, OrderScore: s.Order.Score, OrderedF1: s.Order.OrderedF1, CPR: s.CPR,
-				EdgeCase: s.Match.EdgeCase, StepsDropped: s.StepsDropped,
-				Pairs: []EvidencePair{}, UnmatchedPred: []EvidenceStep{}, UnmatchedRef: []EvidenceStep{}}
+				EdgeCase: s.Match.EdgeCase, StepsDropped: s.StepsDropped, Skipped: s.Skipped, Train: s.Train,
+				Truncated: s.Truncated,
+				Pairs:     []EvidencePair{}, UnmatchedPred: []EvidenceStep{}, UnmatchedRef: []EvidenceStep{}}
 			for _, p := range s.Match.Pairs {
 				e.Pairs = append(e.Pairs, EvidencePair{Pred: p.Pred, Ref: p.Ref, Similarity: p.Similarity,
 					PredText: at(rep.Steps, p.Pred), RefText: at(it.ReferenceSteps, p.Ref)})
