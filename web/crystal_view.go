@@ -98,6 +98,9 @@ type crystalModelRow struct {
 	Model, URL                                  string
 	Acc, F1, P, R, LIS, OrdF1, Steps, CPR       string
 	Missing, Unparseable, Unknown, StepsDropped int
+	// Truncated is the report's count of steps cut to the model's token
+	// limit (crystal.Report.TruncatedSteps).
+	Truncated int
 }
 
 // crystalIndex is the item × model index with its filters (query string:
@@ -142,7 +145,8 @@ func (r *crystalRun) runPage(q url.Values) *crystalRunPage {
 		p.Models = append(p.Models, crystalModelRow{Model: row.Model, URL: r.url() + "?model=" + queryEscape(row.Model) + "#items",
 			Acc: pct(rep.Accuracy), F1: f3(rep.MatchF1), P: f3(rep.Precision), R: f3(rep.Recall), LIS: f3(rep.LIS),
 			OrdF1: f3(rep.OrderedF1), Steps: fmt.Sprintf("%.2f", rep.AvgSteps), CPR: f3(rep.CPR),
-			Missing: rep.Missing, Unparseable: rep.Unparseable, Unknown: len(rep.Unknown), StepsDropped: rep.Items - rep.StepItems})
+			Missing: rep.Missing, Unparseable: rep.Unparseable, Unknown: len(rep.Unknown), StepsDropped: rep.Items - rep.StepItems,
+			Truncated: rep.TruncatedSteps})
 	}
 	p.Index = r.buildIndex(q)
 	return p
