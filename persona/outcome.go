@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"evident/internal/located"
 )
 
 // The value types of a run's outcome that the pipeline (persona/batch), the
@@ -20,12 +22,24 @@ type Reject struct {
 	Line   int     `json:"line"`
 	TurnID *string `json:"turn_id"`
 	Reason string  `json:"reason"`
+	// Located reports that Reason already names its position: it is the
+	// text of a located.Error with a line ("line 12, column 5: …"), so
+	// Text and the shells do not repeat the line. Set by RejectOf; not part
+	// of the JSONL form and not stored (false on a reject read back).
+	Located bool `json:"-"`
 }
 
-// Text is the reject for people: the reason, after "line N: " when the
-// reason does not already start with its line.
+// RejectOf is the reject of the row at line of file whose decoding or
+// judging failed with err: Reason is err's text, Located whether err
+// carries a line (located.Line, issue 12 item 6).
+func RejectOf(file string, line int, turnID *string, err error) Reject {
+	return Reject{File: file, Line: line, TurnID: turnID, Reason: err.Error(), Located: located.Line(err) > 0}
+}
+
+// Text is the reject for people: the reason, after "line N: " unless the
+// reason names its position itself (Located).
 func (r Reject) Text() string {
-	if r.Line > 0 && !strings.HasPrefix(r.Reason, "line ") {
+	if r.Line > 0 && !r.Located {
 		return fmt.Sprintf("line %d: %s", r.Line, r.Reason)
 	}
 	return r.Reason

@@ -1,6 +1,10 @@
 package main
 
+// evident card read FILE [--id ID]
+// evident card write FILE --card ROW.json --out FILE(.json|.png)
+
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,22 +30,7 @@ func cardCommand() *cli.Command {
 				Usage:     "print the card as one character_card row (JSON); guessed fields are listed on stderr",
 				ArgsUsage: "FILE",
 				Flags:     []cli.Flag{&cli.StringFlag{Name: "id", Usage: "character_id to give the card (default: the extension's, else the name)"}},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					f, _, err := readCardArg(cmd)
-					if err != nil {
-						return err
-					}
-					c, g := f.Card(cmd.String("id"))
-					for _, x := range g.Guessed {
-						fmt.Fprintf(cmd.Root().ErrWriter, "guessed %s\n", x)
-					}
-					for _, x := range g.Empty {
-						fmt.Fprintf(cmd.Root().ErrWriter, "empty %s\n", x)
-					}
-					enc := json.NewEncoder(cmd.Root().Writer)
-					enc.SetEscapeHTML(false)
-					return enc.Encode(c)
-				},
+				Action:    runCardRead,
 			},
 			{
 				Name:      "write",
@@ -51,39 +40,62 @@ func cardCommand() *cli.Command {
 					&cli.StringFlag{Name: "card", Required: true, Usage: "a JSON file holding one character_card row"},
 					&cli.StringFlag{Name: "out", Required: true, Usage: "output file: .json (card JSON) or .png (FILE must be a PNG)"},
 				},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					f, orig, err := readCardArg(cmd)
-					if err != nil {
-						return err
-					}
-					b, err := os.ReadFile(cmd.String("card"))
-					if err != nil {
-						return err
-					}
-					var c persona.Card
-					if err := json.Unmarshal(b, &c); err != nil {
-						return fmt.Errorf("%s: %w", cmd.String("card"), err)
-					}
-					if err := f.SetPersona(c); err != nil {
-						return err
-					}
-					var out []byte
-					switch ext := strings.ToLower(filepath.Ext(cmd.String("out"))); ext {
-					case ".json":
-						out, err = f.JSON()
-					case ".png":
-						out, err = cardfile.PNG(orig, f)
-					default:
-						return fmt.Errorf("--out %s: want .json or .png", cmd.String("out"))
-					}
-					if err != nil {
-						return err
-					}
-					return os.WriteFile(cmd.String("out"), out, 0o644)
-				},
+				Action: runCardWrite,
 			},
 		},
 	}
+}
+
+func runCardRead(ctx context.Context, cmd *cli.Command) error {
+	f, _, err := readCardArg(cmd)
+	if err != nil {
+		return err
+	}
+	c, g := f.Card(cmd.String("id"))
+	for _, x := range g.Guessed {
+		fmt.Fprintf(cmd.Root().ErrWriter, "guessed %s\n", x)
+	}
+	for _, x := range g.Empty {
+		fmt.Fprintf(cmd.Root().ErrWriter, "empty %s\n", x)
+	}
+	enc := json.NewEncoder(cmd.Root().Writer)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(c)
+}
+
+func runCardWrite(ctx context.Context, cmd *cli.Command) error {
+	f, orig, err := readCardArg(cmd)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(cmd.String("card"))
+	if err != nil {
+		return err
+	}
+	var c persona.Card
+	if err := json.Unmarshal(b, &c); err != nil {
+		return fmt.Errorf("%s: %w", cmd.String("card"), err)
+	}
+	if err := f.SetPersona(c); err != nil {
+		return err
+	}
+	var out []byte
+	switch ext := strings.ToLower(filepath.Ext(cmd.String("out"))); ext {
+	case ".json":
+		out, err = f.JSON()
+	case ".png":
+		out, err = cardfile.PNG(orig, f)
+	default:
+		return fmt.Errorf("--out %s: want .json or .png", cmd.String("out"))
+	}
+	if err != nil {
+		return err
+	}
+	// Replaced only when the card is written whole (outputs).
+	return writeOutput("--out", cmd.String("out"), func(w *bufio.Writer) error {
+		_, err := w.Write(out)
+		return err
+	})
 }
 
 func readCardArg(cmd *cli.Command) (*cardfile.File, []byte, error) {

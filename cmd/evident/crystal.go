@@ -73,40 +73,42 @@ func crystalScoreCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the table as JSON"},
 			&cli.StringFlag{Name: "items", Usage: "write per-item evidence here as JSON Lines (matched pairs with similarity, unmatched steps, the answer rule that decided)"},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			items, runs, err := crystalInputs(cmd)
-			if err != nil {
-				return err
-			}
-			profile, err := crystal.ParseProfile(cmd.String("profile"))
-			if err != nil {
-				return err
-			}
-			order := crystal.OrderMethod(cmd.String("order"))
-			if order != crystal.OrderLIS && order != crystal.OrderKendall {
-				return fmt.Errorf("--order %q: want lis or kendall", order)
-			}
-			sim, closeSim, err := crystalSimilarity(ctx, cmd, profile, items)
-			if err != nil {
-				return err
-			}
-			defer closeSim()
-			tab, err := report.Score(ctx, items, runs, crystal.Config{Profile: profile, Similarity: sim,
-				Threshold: cmd.Float64("threshold"), Order: order})
-			if err != nil {
-				return err
-			}
-			if path := cmd.String("items"); path != "" {
-				if err := writeFile(path, func(w *bufio.Writer) error { return tab.WriteItems(w, items, runs) }); err != nil {
-					return err
-				}
-			}
-			if cmd.Bool("json") {
-				return tab.WriteJSON(cmd.Root().Writer)
-			}
-			return tab.WriteText(cmd.Root().Writer)
-		},
+		Action: runCrystalScore,
 	}
+}
+
+func runCrystalScore(ctx context.Context, cmd *cli.Command) error {
+	items, runs, err := crystalInputs(cmd)
+	if err != nil {
+		return err
+	}
+	profile, err := crystal.ParseProfile(cmd.String("profile"))
+	if err != nil {
+		return err
+	}
+	order := crystal.OrderMethod(cmd.String("order"))
+	if order != crystal.OrderLIS && order != crystal.OrderKendall {
+		return fmt.Errorf("--order %q: want lis or kendall", order)
+	}
+	sim, closeSim, err := crystalSimilarity(ctx, cmd, profile, items)
+	if err != nil {
+		return err
+	}
+	defer closeSim()
+	tab, err := report.Score(ctx, items, runs, crystal.Config{Profile: profile, Similarity: sim,
+		Threshold: cmd.Float64("threshold"), Order: order})
+	if err != nil {
+		return err
+	}
+	if path := cmd.String("items"); path != "" {
+		if err := writeOutput("--items", path, func(w *bufio.Writer) error { return tab.WriteItems(w, items, runs) }); err != nil {
+			return err
+		}
+	}
+	if cmd.Bool("json") {
+		return tab.WriteJSON(cmd.Root().Writer)
+	}
+	return tab.WriteText(cmd.Root().Writer)
 }
 
 // crystalInputs resolves --demo [--preds] or --refs/--preds. Predictions
@@ -178,24 +180,6 @@ func crystalSimilarity(ctx context.Context, cmd *cli.Command, p crystal.Profile,
 	}
 }
 
-// writeFile creates path and writes it through a buffer.
-func writeFile(path string, write func(*bufio.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	if err := write(bw); err != nil {
-		f.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 func crystalRunCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
@@ -222,11 +206,11 @@ func crystalRunCommand() *cli.Command {
 			&cli.IntFlag{Name: "retries", Value: 3, Usage: "retries after a 429, 408, 5xx, timeout or connection error (0 = none)"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar on stderr"},
 		},
-		Action: crystalRunAction,
+		Action: runCrystalRun,
 	}
 }
 
-func crystalRunAction(ctx context.Context, cmd *cli.Command) error {
+func runCrystalRun(ctx context.Context, cmd *cli.Command) error {
 	items, images, source, err := crystalRunInputs(cmd)
 	if err != nil {
 		return err

@@ -13,10 +13,9 @@ package main
 // the judge tally; a progress bar is drawn on stderr when it is a terminal.
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -27,7 +26,6 @@ import (
 	"evident/llm"
 	"evident/persona"
 	"evident/persona/batch"
-	"evident/persona/ingest"
 	"evident/persona/summarize"
 	"evident/store"
 )
@@ -57,118 +55,76 @@ func summaryFlags() []cli.Flag {
 	}
 }
 
-// summarySetup is what the judge action needs for summaries.
-type summarySetup struct {
+// summaries is what a judge run needs for summaries; openSummaries opens
+// it from the flags.
+type summaries struct {
 	s           *summarize.Summarizer // nil for --summarizer none
 	concurrency int                   // --concurrency
-	log         func(*persona.Record, persona.Summary) error
+	log         *summarize.LogWriter  // --summary-log, nil without
 	bar         *progressbar.ProgressBar
-	counted     func(int)
-	hook        func(context.Context, *persona.Record, persona.Context) persona.Summary
-	closeAll    []func() error
+	cache       *store.DB // --cache, nil without
 }
 
-// finish flushes and closes what setupSummary opened, last first.
-func (st *summarySetup) finish() error {
-	var first error
-	for i := len(st.closeAll) - 1; i >= 0; i-- {
-		if err := st.closeAll[i](); err != nil && first == nil {
-			first = err
-		}
-	}
-	st.closeAll = nil
-	return first
-}
-
-// setupSummary reads the summary flags and opens what they name. j and cards
-// are the run's judge and cards input. The caller must call finish.
-func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards ingest.Source) (st *summarySetup, err error) {
-	st = &summarySetup{concurrency: int(cmd.Int("concurrency"))}
-	opened := st // a failing return sets st to nil
-	defer func() {
-		if err != nil {
-			opened.finish()
-		}
-	}()
-	provider, model := cmd.String("summarizer"), cmd.String("model")
-	switch provider {
+// checkSummaryFlags checks --summarizer and the flags that need a model.
+func checkSummaryFlags(cmd *cli.Command) error {
+	switch provider := cmd.String("summarizer"); provider {
 	case "none":
 		for _, name := range []string{"model", "base-url", "api-key-env", "max-response-bytes", "cache", "max-calls", "max-tokens"} {
 			if cmd.IsSet(name) {
-				return nil, fmt.Errorf("--%s needs --summarizer openai or anthropic", name)
+				return fmt.Errorf("--%s needs --summarizer openai or anthropic", name)
 			}
 		}
 	case summarize.ProviderOpenAI, summarize.ProviderAnthropic:
-		if model == "" {
-			return nil, fmt.Errorf("--summarizer %s needs --model", provider)
+		if cmd.String("model") == "" {
+			return fmt.Errorf("--summarizer %s needs --model", provider)
 		}
 	default:
-		return nil, fmt.Errorf("--summarizer %q: want openai, anthropic or none", provider)
+		return fmt.Errorf("--summarizer %q: want openai, anthropic or none", provider)
 	}
+	return nil
+}
 
+// openSummaries reads the summary flags and opens what they name: the
+// sidecar as an output of outs (replaced when the run succeeds), the model
+// client (summarize.NewClient), the --cache store (store.SummaryCache) and
+// the progress bar when stderr is a terminal. prep is the run's judge and
+// cards. The caller must call close.
+func openSummaries(ctx context.Context, cmd *cli.Command, outs *outputs, prep batch.Prepared) (st *summaries, err error) {
+	if err := checkSummaryFlags(cmd); err != nil {
+		return nil, err
+	}
+	st = &summaries{concurrency: int(cmd.Int("concurrency"))}
 	if path := cmd.String("summary-log"); path != "" {
-		f, err := os.Create(path)
+		w, err := outs.create("--summary-log", path)
 		if err != nil {
 			return nil, err
 		}
-		bw := bufio.NewWriter(f)
-		enc := json.NewEncoder(bw)
-		enc.SetEscapeHTML(false)
-		st.log = func(r *persona.Record, s persona.Summary) error { return enc.Encode(summarize.Line(r, s)) }
-		st.closeAll = append(st.closeAll, func() error {
-			if err := bw.Flush(); err != nil {
-				f.Close()
-				return err
-			}
-			return f.Close()
-		})
+		st.log = summarize.NewLogWriter(w)
 	}
+	provider := cmd.String("summarizer")
 	if provider == "none" {
 		return st, nil
 	}
-
-	opts := llm.Options{BaseURL: cmd.String("base-url"), Model: model, APIKeyEnv: cmd.String("api-key-env"),
-		MaxResponseBytes: cmd.Int64("max-response-bytes")}
-	var client llm.Client
-	if provider == summarize.ProviderOpenAI {
-		client, err = llm.NewOpenAI(opts)
-	} else {
-		client, err = llm.NewAnthropic(opts)
-	}
+	client, err := summarize.NewClient(summarize.ClientOptions{Provider: provider, Model: cmd.String("model"),
+		BaseURL: cmd.String("base-url"), APIKeyEnv: cmd.String("api-key-env"), MaxResponseBytes: cmd.Int64("max-response-bytes"),
+		Concurrency: st.concurrency, Timeout: cmd.Duration("timeout"), Retries: int(cmd.Int("retries")),
+		MaxCalls: int(cmd.Int("max-calls")), MaxTokens: int(cmd.Int("max-tokens"))})
 	if err != nil {
 		return nil, err
 	}
-	retries := int(cmd.Int("retries"))
-	if retries == 0 {
-		retries = -1 // llm.Policy: 0 means the default, negative none
-	}
-	robust := llm.Wrap(client, llm.Policy{
-		Concurrency: st.concurrency,
-		Timeout:     cmd.Duration("timeout"),
-		MaxRetries:  retries,
-		MaxCalls:    int(cmd.Int("max-calls")),
-		MaxTokens:   int(cmd.Int("max-tokens")),
-	})
-
 	var cache summarize.Cache // nil: in memory, this run only
 	if path := cmd.String("cache"); path != "" {
-		db, err := store.Open(ctx, path)
-		if err != nil {
+		if st.cache, err = store.Open(ctx, path); err != nil {
 			return nil, fmt.Errorf("--cache: %w", err)
 		}
-		st.closeAll = append(st.closeAll, db.Close)
-		cache = store.SummaryCache{DB: db}
+		cache = store.SummaryCache{DB: st.cache}
 	}
-	cardList, _, err := batch.LoadCards(cards)
+	st.s, err = summarize.New(summarize.Config{Judge: prep.Judge, Cards: prep.Cards, Client: client,
+		Provider: provider, Model: cmd.String("model"), Cache: cache})
 	if err != nil {
+		st.close()
 		return nil, err
 	}
-	st.s, err = summarize.New(summarize.Config{Judge: j, Cards: cardList, Client: robust, Provider: provider, Model: model, Cache: cache})
-	if err != nil {
-		return nil, err
-	}
-	st.hook = st.s.Summarize
-
 	if f, ok := cmd.Root().ErrWriter.(*os.File); ok && !cmd.Bool("no-progress") && term.IsTerminal(int(f.Fd())) {
 		st.bar = progressbar.NewOptions(-1,
 			progressbar.OptionSetWriter(f),
@@ -179,50 +135,69 @@ func setupSummary(ctx context.Context, cmd *cli.Command, j *persona.Judge, cards
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 		)
-		st.counted = func(n int) { st.bar.ChangeMax(n) }
-		st.hook = func(ctx context.Context, r *persona.Record, cx persona.Context) persona.Summary {
-			out := st.s.Summarize(ctx, r, cx)
-			_ = st.bar.Add(1)
-			return out
-		}
 	}
 	return st, nil
 }
 
-// configure adds the summarizer to a run.
-func (st *summarySetup) configure(r *batch.Run) {
-	if st.hook != nil {
-		r.Summarizer = batch.SummarizerFunc(st.hook)
-		// Per worker; the client's --concurrency bounds the run, so one chunk
-		// alone can keep every slot busy.
-		r.SummarizeConcurrency = max(1, st.concurrency)
+// close closes the --cache store; a no-op after the first call.
+func (st *summaries) close() error {
+	if st.cache == nil {
+		return nil
 	}
+	db := st.cache
+	st.cache = nil
+	return db.Close()
 }
 
-// sink adds the summary log and the progress bar's total to out.
-func (st *summarySetup) sink(out batch.Outputs) batch.Sink {
+// configure adds the summarizer (counted by the progress bar) to a run.
+func (st *summaries) configure(r *batch.Run) {
+	if st.s == nil {
+		return
+	}
+	r.Summarizer = st.s
+	if st.bar != nil {
+		r.Summarizer = batch.SummarizerFunc(func(ctx context.Context, rec *persona.Record, cx persona.Context) persona.Summary {
+			out := st.s.Summarize(ctx, rec, cx)
+			_ = st.bar.Add(1)
+			return out
+		})
+	}
+	// Per worker; the client's --concurrency bounds the run, so one chunk
+	// alone can keep every slot busy.
+	r.SummarizeConcurrency = max(1, st.concurrency)
+}
+
+// sink adds the sidecar and the progress bar's total to out.
+func (st *summaries) sink(out batch.Outputs) batch.Sink {
 	if st.log != nil {
-		out.Record = func(j *batch.Judged) error { return st.log(&j.Record, j.Summary) }
+		out.Record = func(j *batch.Judged) error { return st.log.Write(&j.Record, j.Summary) }
 	}
-	return countingSink{Outputs: out, counted: st.counted}
+	return countingSink{Outputs: out, bar: st.bar}
 }
 
-// countingSink is batch.Outputs that passes the first pass's turn count on
-// (batch.Counter).
+// countingSink is batch.Outputs that gives the progress bar the first
+// pass's turn count (batch.Counter).
 type countingSink struct {
 	batch.Outputs
-	counted func(int)
+	bar *progressbar.ProgressBar
 }
 
 func (s countingSink) Counted(n int) {
-	if s.counted != nil {
-		s.counted(n)
+	if s.bar != nil {
+		s.bar.ChangeMax(n)
 	}
 }
 
-// report finishes the progress bar (cleared from the terminal).
-func (st *summarySetup) report() {
+// finishBar finishes the progress bar (cleared from the terminal).
+func (st *summaries) finishBar() {
 	if st.bar != nil {
 		_ = st.bar.Finish()
+	}
+}
+
+// printTally prints the summarizer's tally (none for --summarizer none).
+func (st *summaries) printTally(w io.Writer) {
+	if st.s != nil {
+		fmt.Fprintln(w, st.s.Tally())
 	}
 }

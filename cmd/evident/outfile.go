@@ -1,12 +1,15 @@
 package main
 
-// User-named output files (judge --out and --rejects): a regular file is
-// replaced atomically when the run succeeds, so a failed or interrupted run
-// leaves what was there; a symbolic link is followed, so its target gets the
-// output and the link stays; a device or named pipe (/dev/null, /dev/stdout,
-// a FIFO) is written in place, never replaced by a regular file.
+// User-named output files (judge --out, --rejects and --summary-log,
+// crystal score --items, report --html, review export --out, card write
+// --out): a regular file is replaced atomically when the run succeeds, so a
+// failed or interrupted run leaves what was there; a symbolic link is
+// followed, so its target gets the output and the link stays; a device or
+// named pipe (/dev/null, /dev/stdout, a FIFO) is written in place, never
+// replaced by a regular file.
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -217,4 +220,61 @@ func canonical(path string) string {
 		return r
 	}
 	return abs
+}
+
+// outputs are a command's output files (createOutput), each behind a
+// buffer, put in place together when the command succeeds.
+type outputs struct {
+	files []*outFile
+	bufs  []*bufio.Writer // bufs[i] buffers files[i]
+}
+
+// create opens path as the output of flag ("--out") and returns its buffer;
+// commit flushes it.
+func (o *outputs) create(flag, path string) (*bufio.Writer, error) {
+	f, err := createOutput(flag, path)
+	if err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	o.files, o.bufs = append(o.files, f), append(o.bufs, bw)
+	return bw, nil
+}
+
+// commit flushes every buffer, then replaces every file in the order they
+// were created. A failed flush replaces none of them.
+func (o *outputs) commit() error {
+	for i, b := range o.bufs {
+		if err := b.Flush(); err != nil {
+			return fmt.Errorf("%s: %w", o.files[i].flag, err)
+		}
+	}
+	for _, f := range o.files {
+		if err := f.commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanup removes the files not committed (a no-op for committed ones).
+func (o *outputs) cleanup() {
+	for _, f := range o.files {
+		_ = f.cleanup()
+	}
+}
+
+// writeOutput writes the output of flag to path through write, replacing
+// the file only when write and the flush succeed (createOutput).
+func writeOutput(flag, path string, write func(w *bufio.Writer) error) error {
+	var o outputs
+	defer o.cleanup()
+	w, err := o.create(flag, path)
+	if err != nil {
+		return err
+	}
+	if err := write(w); err != nil {
+		return err
+	}
+	return o.commit()
 }

@@ -10,6 +10,7 @@ package main
 //	evident review export [--db F] [--out FILE]
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -72,45 +73,47 @@ func serveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-upload", Value: web.DefaultMaxUpload >> 20, Usage: "largest upload in MiB (all files of one form together)"},
 			&cli.StringFlag{Name: "arc", Usage: "show ARC agent runs under /arc: an agent workspace, or a folder whose subfolders are workspaces"},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			addr, token := cmd.String("addr"), cmd.String("token")
-			if err := web.CheckAddr(addr, token); err != nil {
-				return err
-			}
-			if cmd.Int64("max-upload") <= 0 {
-				return errors.New("--max-upload must be positive")
-			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			var db *store.DB
-			var err error
-			if cmd.Bool("demo") {
-				if cmd.String("db") != "" {
-					return errors.New("--demo serves a throwaway in-memory store; drop --db (a store file gets the demo on its first start anyway)")
-				}
-				db, err = store.Open(ctx, store.MemoryPath)
-			} else {
-				db, err = openStore(ctx, cmd)
-			}
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			errw := cmd.Root().ErrWriter
-			if run, created, err := web.EnsureDemo(ctx, db); err != nil {
-				return fmt.Errorf("import the demo: %w", err)
-			} else if created {
-				fmt.Fprintf(errw, "empty store: imported and judged the demo as run #%d: %s\n", run.ID, run.Tally)
-			}
-			srv, err := web.New(db, web.Options{Token: token, MaxUpload: cmd.Int64("max-upload") << 20, ARC: cmd.String("arc")})
-			if err != nil {
-				return err
-			}
-			return web.ListenAndServe(ctx, addr, token, srv, func(a net.Addr) {
-				fmt.Fprintf(errw, "serving http://%s/ (store %s); Ctrl-C stops\n", a, db.Path())
-			})
-		},
+		Action: runServe,
 	}
+}
+
+func runServe(ctx context.Context, cmd *cli.Command) error {
+	addr, token := cmd.String("addr"), cmd.String("token")
+	if err := web.CheckAddr(addr, token); err != nil {
+		return err
+	}
+	if cmd.Int64("max-upload") <= 0 {
+		return errors.New("--max-upload must be positive")
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var db *store.DB
+	var err error
+	if cmd.Bool("demo") {
+		if cmd.String("db") != "" {
+			return errors.New("--demo serves a throwaway in-memory store; drop --db (a store file gets the demo on its first start anyway)")
+		}
+		db, err = store.Open(ctx, store.MemoryPath)
+	} else {
+		db, err = openStore(ctx, cmd)
+	}
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	errw := cmd.Root().ErrWriter
+	if run, created, err := web.EnsureDemo(ctx, db); err != nil {
+		return fmt.Errorf("import the demo: %w", err)
+	} else if created {
+		fmt.Fprintf(errw, "empty store: imported and judged the demo as run #%d: %s\n", run.ID, run.Tally)
+	}
+	srv, err := web.New(db, web.Options{Token: token, MaxUpload: cmd.Int64("max-upload") << 20, ARC: cmd.String("arc")})
+	if err != nil {
+		return err
+	}
+	return web.ListenAndServe(ctx, addr, token, srv, func(a net.Addr) {
+		fmt.Fprintf(errw, "serving http://%s/ (store %s); Ctrl-C stops\n", a, db.Path())
+	})
 }
 
 func importCommand() *cli.Command {
@@ -123,48 +126,50 @@ func importCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep-going", Usage: "store the rows that can be judged and keep the rejected ones on the run"},
 			&cli.BoolFlag{Name: "no-judge", Usage: "only import; judge later from the screen's run list"},
 		),
-		Action: func(ctx context.Context, cmd *cli.Command) (err error) {
-			// SIGINT/SIGTERM end the import through its context: the
-			// store's transaction rolls back and the spooled copies are
-			// closed (they are unlinked from the start); exit 130.
-			ctx, stop := interruptible(ctx)
-			defer stop()
-			defer func() { err = interrupted(ctx, err) }()
-			turns, cards, lexicon, p, err := tablesAndProfile(cmd)
-			if err != nil {
-				return err
-			}
-			db, err := openStore(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			errw := cmd.Root().ErrWriter
-			o := runstore.Options{Name: cmd.String("name"), Profile: p, Strict: !cmd.Bool("keep-going"),
-				Reject: func(r persona.Reject) { fmt.Fprintf(errw, "reject %s:%d: %s\n", r.File, r.Line, r.Reason) }}
-			t := runstore.Tables{Turns: turns, Cards: cards, Lexicon: lexicon}
-			var res runstore.Result
-			if cmd.Bool("no-judge") {
-				res.Imported, err = runstore.Import(ctx, db, t, o)
-			} else {
-				res, err = runstore.Run(ctx, db, t, o)
-			}
-			var rej *runstore.RejectsError
-			if errors.As(err, &rej) {
-				return cli.Exit(fmt.Sprintf("%d rows rejected; nothing was imported (fix them, or --keep-going to store the rest)", len(rej.Rejects)), 1)
-			}
-			if err != nil {
-				return err
-			}
-			w := cmd.Root().Writer
-			fmt.Fprintf(w, "dataset #%d: %d turns, %d cards, %d lexicon rows (%d rows rejected) in %s\n",
-				res.DatasetID, res.Turns, res.Cards, res.Lexicon, len(res.Rejects), db.Path())
-			if !cmd.Bool("no-judge") {
-				fmt.Fprintf(w, "run #%d: %s\n", res.Run.ID, res.Run.Tally)
-			}
-			return nil
-		},
+		Action: runImport,
 	}
+}
+
+func runImport(ctx context.Context, cmd *cli.Command) (err error) {
+	// SIGINT/SIGTERM end the import through its context: the
+	// store's transaction rolls back and the spooled copies are
+	// closed (they are unlinked from the start); exit 130.
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	defer func() { err = interrupted(ctx, err) }()
+	turns, cards, lexicon, p, err := tablesAndProfile(cmd)
+	if err != nil {
+		return err
+	}
+	db, err := openStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	errw := cmd.Root().ErrWriter
+	o := runstore.Options{Name: cmd.String("name"), Profile: p, Strict: !cmd.Bool("keep-going"),
+		Reject: func(r persona.Reject) { fmt.Fprintf(errw, "reject %s:%d: %s\n", r.File, r.Line, r.Reason) }}
+	t := runstore.Tables{Turns: turns, Cards: cards, Lexicon: lexicon}
+	var res runstore.Result
+	if cmd.Bool("no-judge") {
+		res.Imported, err = runstore.Import(ctx, db, t, o)
+	} else {
+		res, err = runstore.Run(ctx, db, t, o)
+	}
+	var rej *runstore.RejectsError
+	if errors.As(err, &rej) {
+		return cli.Exit(fmt.Sprintf("%d rows rejected; nothing was imported (fix them, or --keep-going to store the rest)", len(rej.Rejects)), 1)
+	}
+	if err != nil {
+		return err
+	}
+	w := cmd.Root().Writer
+	fmt.Fprintf(w, "dataset #%d: %d turns, %d cards, %d lexicon rows (%d rows rejected) in %s\n",
+		res.DatasetID, res.Turns, res.Cards, res.Lexicon, len(res.Rejects), db.Path())
+	if !cmd.Bool("no-judge") {
+		fmt.Fprintf(w, "run #%d: %s\n", res.Run.ID, res.Run.Tally)
+	}
+	return nil
 }
 
 func reportCommand() *cli.Command {
@@ -176,34 +181,28 @@ func reportCommand() *cli.Command {
 			&cli.Int64Flag{Name: "run", Usage: "run id (default: the latest run)"},
 			&cli.StringFlag{Name: "html", Usage: "output file", Required: true},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			db, err := openStore(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			run, err := runOf(ctx, cmd, db)
-			if err != nil {
-				return err
-			}
-			// Replaced atomically when written; a link is followed, a
-			// device written in place (createOutput).
-			path := cmd.String("html")
-			f, err := createOutput("--html", path)
-			if err != nil {
-				return err
-			}
-			defer f.cleanup()
-			if err := web.WriteReport(ctx, db, run.ID, f); err != nil {
-				return err
-			}
-			if err := f.commit(); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s (run #%d, %d turns)\n", path, run.ID, run.Tally.Judged)
-			return nil
-		},
+		Action: runReport,
 	}
+}
+
+func runReport(ctx context.Context, cmd *cli.Command) error {
+	db, err := openStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	run, err := runOf(ctx, cmd, db)
+	if err != nil {
+		return err
+	}
+	// Replaced atomically when written; a link is followed, a
+	// device written in place (outputs).
+	path := cmd.String("html")
+	if err := writeOutput("--html", path, func(w *bufio.Writer) error { return web.WriteReport(ctx, db, run.ID, w) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s (run #%d, %d turns)\n", path, run.ID, run.Tally.Judged)
+	return nil
 }
 
 func evalCommand() *cli.Command {
@@ -216,51 +215,53 @@ func evalCommand() *cli.Command {
 			&cli.Int64Flag{Name: "run", Usage: "run id (default: the latest run)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the reports as JSON"},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			path := cmd.String("gold")
-			f, err := os.Open(path)
-			if err != nil {
-				return err
-			}
-			gold, err := evalrun.ReadGold(f)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			db, err := openStore(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			run, err := runOf(ctx, cmd, db)
-			if err != nil {
-				return err
-			}
-			labels := make([]store.Gold, len(gold))
-			for i, g := range gold {
-				labels[i] = store.Gold{TurnID: g.TurnID, Verdict: g.Verdict, Note: g.Note}
-			}
-			if err := db.PutGold(ctx, labels, filepath.Base(path)); err != nil {
-				return err
-			}
-			recs, err := db.Records(ctx, run.ID, store.Filter{})
-			if err != nil {
-				return err
-			}
-			var turns []persona.Turn
-			if run.DatasetID != 0 {
-				if turns, err = db.Turns(ctx, run.DatasetID); err != nil {
-					return err
-				}
-			}
-			out := evalrun.Summary{Run: run.ID, GoldFile: path, Gold: len(gold),
-				Report: evalrun.Evaluate(gold, recs), Models: evalrun.CompareModels(recs, evalrun.PromptsOf(turns))}
-			if cmd.Bool("json") {
-				return out.WriteJSON(cmd.Root().Writer)
-			}
-			return out.WriteText(cmd.Root().Writer)
-		},
+		Action: runEval,
 	}
+}
+
+func runEval(ctx context.Context, cmd *cli.Command) error {
+	path := cmd.String("gold")
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	gold, err := evalrun.ReadGold(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	db, err := openStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	run, err := runOf(ctx, cmd, db)
+	if err != nil {
+		return err
+	}
+	labels := make([]store.Gold, len(gold))
+	for i, g := range gold {
+		labels[i] = store.Gold{TurnID: g.TurnID, Verdict: g.Verdict, Note: g.Note}
+	}
+	if err := db.PutGold(ctx, labels, filepath.Base(path)); err != nil {
+		return err
+	}
+	recs, err := db.Records(ctx, run.ID, store.Filter{})
+	if err != nil {
+		return err
+	}
+	var turns []persona.Turn
+	if run.DatasetID != 0 {
+		if turns, err = db.Turns(ctx, run.DatasetID); err != nil {
+			return err
+		}
+	}
+	out := evalrun.Summary{Run: run.ID, GoldFile: path, Gold: len(gold),
+		Report: evalrun.Evaluate(gold, recs), Models: evalrun.CompareModels(recs, evalrun.PromptsOf(turns))}
+	if cmd.Bool("json") {
+		return out.WriteJSON(cmd.Root().Writer)
+	}
+	return out.WriteText(cmd.Root().Writer)
 }
 
 func reviewCommand() *cli.Command {
@@ -274,26 +275,20 @@ func reviewCommand() *cli.Command {
 				dbFlag(),
 				&cli.StringFlag{Name: "out", Usage: "write here instead of stdout"},
 			},
-			Action: func(ctx context.Context, cmd *cli.Command) error {
-				db, err := openStore(ctx, cmd)
-				if err != nil {
-					return err
-				}
-				defer db.Close()
-				w := cmd.Root().Writer
-				if path := cmd.String("out"); path != "" {
-					f, err := os.Create(path)
-					if err != nil {
-						return err
-					}
-					if err := db.ExportDecisions(ctx, f); err != nil {
-						f.Close()
-						return err
-					}
-					return f.Close()
-				}
-				return db.ExportDecisions(ctx, w)
-			},
+			Action: runReviewExport,
 		}},
 	}
+}
+
+func runReviewExport(ctx context.Context, cmd *cli.Command) error {
+	db, err := openStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if path := cmd.String("out"); path != "" {
+		// Replaced only when the export succeeds (outputs).
+		return writeOutput("--out", path, func(w *bufio.Writer) error { return db.ExportDecisions(ctx, w) })
+	}
+	return db.ExportDecisions(ctx, cmd.Root().Writer)
 }

@@ -5,8 +5,9 @@
 // position read it with errors.As or As instead of parsing the message.
 //
 // Users: evident/persona/evalrun (gold lines), evident/crystal/report
-// (references and predictions). Listed for conversion by their owners:
-// persona/ingest.RowError, persona/cardfile.Error, arc/frame.ParseError,
+// (references and predictions), persona/ingest.RowError and
+// persona/cardfile.Error (aliases of Error). Listed for conversion by their
+// owners: arc/frame.ParseError,
 // arc/session.ParseError (the arc ones share arc/internal/fileerr's format
 // already, which Error reproduces with File set).
 //

@@ -73,7 +73,7 @@ func readAll[T any](in ingest.Source, decode func(ingest.Raw) (T, error)) (out [
 		for _, raw := range buf {
 			v, err := decodeRaw(raw, decode)
 			if err != nil {
-				rej = append(rej, persona.Reject{File: in.Name(), Line: raw.Line, Reason: err.Error()})
+				rej = append(rej, persona.RejectOf(in.Name(), raw.Line, nil, err))
 				continue
 			}
 			out = append(out, v)
@@ -503,7 +503,8 @@ func (r *Run) judgeRow(c *chunk, i int) (t persona.Turn, rec persona.Record, rej
 	}
 	t, err := decodeRaw(raw, decode)
 	if err != nil {
-		return t, rec, &persona.Reject{File: r.Turns.Name(), Line: raw.Line, TurnID: rawTurnID(raw), Reason: err.Error()}
+		rej := persona.RejectOf(r.Turns.Name(), raw.Line, rawTurnID(raw), err)
+		return t, rec, &rej
 	}
 	if n != nil && n.kind == noteDuplicate {
 		return t, rec, &persona.Reject{File: r.Turns.Name(), Line: raw.Line, TurnID: idOf(&t),
@@ -511,7 +512,8 @@ func (r *Run) judgeRow(c *chunk, i int) (t persona.Turn, rec persona.Record, rej
 	}
 	rec, err = r.Judge.Judge(&t, pos, c.notes)
 	if err != nil {
-		return t, rec, &persona.Reject{File: r.Turns.Name(), Line: raw.Line, TurnID: idOf(&t), Reason: err.Error()}
+		rej := persona.RejectOf(r.Turns.Name(), raw.Line, idOf(&t), err)
+		return t, rec, &rej
 	}
 	return t, rec, nil
 }
@@ -724,25 +726,61 @@ func rawTurnID(raw ingest.Raw) *string {
 // come back as rejects; the error is fatal: a table cannot be read, or it has
 // rows and none of them can be used (a swapped or wrong table).
 func NewJudge(cards, lexicon ingest.Source, profile *speech.Profile) (*persona.Judge, []persona.Reject, error) {
-	cs, rej, err := LoadCards(cards)
+	p, err := prepare(cards, lexicon, profile)
 	if err != nil {
 		return nil, nil, err
 	}
+	return p.Judge, p.Rejects, nil
+}
+
+// Prepared is a judge ready for a run over a chat_turn table, with what a
+// shell reports about the card and lexicon tables it was built from.
+type Prepared struct {
+	// Judge holds the cards, the lexicon and the speech profile.
+	Judge *persona.Judge
+	// Cards are the usable cards in table order (a summarizer's context).
+	Cards []persona.Card
+	// Rejects are the card and lexicon rows that cannot be used.
+	Rejects []persona.Reject
+	// Notes are a card file's guessed fields, one line each, for the
+	// creator to confirm (CardNotes); nil for a card table.
+	Notes []string
+}
+
+// Prepare is NewJudge that also returns the usable cards and the card file's
+// notes, reading the card table once for all of them. Its errors are
+// NewJudge's and CardNotes's.
+func Prepare(cards, lexicon ingest.Source, profile *speech.Profile) (Prepared, error) {
+	p, err := prepare(cards, lexicon, profile)
+	if err != nil {
+		return Prepared{}, err
+	}
+	if p.Notes, err = CardNotes(cards); err != nil {
+		return Prepared{}, err
+	}
+	return p, nil
+}
+
+func prepare(cards, lexicon ingest.Source, profile *speech.Profile) (Prepared, error) {
+	cs, rej, err := LoadCards(cards)
+	if err != nil {
+		return Prepared{}, err
+	}
 	if len(cs) == 0 && len(rej) > 0 {
-		return nil, nil, fmt.Errorf("%s: no character_card row could be read (is it the right table?); first: %s", cards.Name(), rej[0].Text())
+		return Prepared{}, fmt.Errorf("%s: no character_card row could be read (is it the right table?); first: %s", cards.Name(), rej[0].Text())
 	}
 	lex, lrej, err := LoadLexicon(lexicon)
 	if err != nil {
-		return nil, nil, err
+		return Prepared{}, err
 	}
 	if len(lex) == 0 && len(lrej) > 0 {
-		return nil, nil, fmt.Errorf("%s: no topic_lexicon row could be read (is it the right table?); first: %s", lexicon.Name(), lrej[0].Text())
+		return Prepared{}, fmt.Errorf("%s: no topic_lexicon row could be read (is it the right table?); first: %s", lexicon.Name(), lrej[0].Text())
 	}
 	j, err := persona.NewJudge(cs, lex, profile)
 	if err != nil {
-		return nil, nil, err
+		return Prepared{}, err
 	}
-	return j, append(rej, lrej...), nil
+	return Prepared{Judge: j, Cards: cs, Rejects: append(rej, lrej...)}, nil
 }
 
 // outBuffers recycles the chunks' record buffers: grown once to a chunk's

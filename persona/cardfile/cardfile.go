@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"evident/internal/located"
 )
 
 // Spec values of the two card specifications this package reads.
@@ -47,34 +49,26 @@ var (
 	ErrMalformed = errors.New("malformed")
 )
 
-// Error is the error of [Read] and [PNG]: which file, which part of it, which
-// kind (one of the Err variables) and why.
-type Error struct {
-	// File is the name given to Read ("" for PNG's input).
-	File string
-	// Part is where in the file: `tEXt chunk "ccv3"`, `zip entry "card.json"`,
-	// or "" for the whole file.
-	Part string
-	// Err is ErrFormat, ErrNoCard, ErrV1, ErrNotSpec or ErrMalformed.
-	Err error
-	// Detail says what exactly, with a byte offset, line and column where
-	// there is one.
-	Detail string
-}
+// Error is the error of [Read] and [PNG], the module's one position error
+// (located.Error; issue 12 item 6): File is the name given to Read ("" for
+// PNG's input); Field is where in the file (`tEXt chunk "ccv3"`, `zip entry
+// "card.json"`, "" for the whole file); Err is the kind — ErrFormat,
+// ErrNoCard, ErrV1, ErrNotSpec or ErrMalformed, so errors.Is(err, ErrV1)
+// works; Reason is the kind's text and what exactly, with a byte offset,
+// line and column where there is one. The text is "file: part: kind:
+// detail", leaving out empty pieces; Line and Column stay 0 (the position is
+// in Reason), so the text keeps that shape.
+type Error = located.Error
 
-// Error returns "file: part: kind: detail", leaving out empty pieces.
-func (e *Error) Error() string {
-	var parts []string
-	for _, s := range []string{e.File, e.Part, e.Err.Error(), e.Detail} {
-		if s != "" {
-			parts = append(parts, s)
-		}
+// cardError is the Error of kind at part of file, detail saying what
+// exactly ("" for nothing more than the kind).
+func cardError(file, part string, kind error, detail string) *Error {
+	reason := kind.Error()
+	if detail != "" {
+		reason += ": " + detail
 	}
-	return strings.Join(parts, ": ")
+	return &Error{File: file, Field: part, Err: kind, Reason: reason}
 }
-
-// Unwrap returns the kind, so errors.Is(err, ErrV1) works.
-func (e *Error) Unwrap() error { return e.Err }
 
 // File is one character card read from a file. Its JSON document is kept
 // whole, so keys this package does not know survive [File.JSON] and [PNG].
@@ -103,7 +97,7 @@ type File struct {
 func Read(name string, b []byte) (*File, error) {
 	switch {
 	case len(b) == 0:
-		return nil, &Error{File: name, Err: ErrFormat, Detail: "empty file"}
+		return nil, cardError(name, "", ErrFormat, "empty file")
 	case bytes.HasPrefix(b, pngSignature):
 		return readPNG(name, b)
 	}
@@ -113,7 +107,7 @@ func Read(name string, b []byte) (*File, error) {
 	if f, ok, err := readCHARX(name, b); ok {
 		return f, err
 	}
-	return nil, &Error{File: name, Err: ErrFormat, Detail: fmt.Sprintf("starts with %q", head(b))}
+	return nil, cardError(name, "", ErrFormat, fmt.Sprintf("starts with %q", head(b)))
 }
 
 // firstByte returns the first byte after a BOM and JSON white space, or 0.
@@ -138,7 +132,7 @@ func head(b []byte) []byte {
 // readDoc decodes and classifies one JSON document found in a container.
 func readDoc(name string, format Format, source, part string, js []byte) (*File, error) {
 	fail := func(kind error, format string, args ...any) error {
-		return &Error{File: name, Part: part, Err: kind, Detail: fmt.Sprintf(format, args...)}
+		return cardError(name, part, kind, fmt.Sprintf(format, args...))
 	}
 	js = bytes.TrimPrefix(js, bom)
 	var raw json.RawMessage

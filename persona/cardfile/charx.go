@@ -21,7 +21,7 @@ func readCHARX(name string, b []byte) (f *File, ok bool, err error) {
 		if !bytes.Contains(b, []byte("PK\x05\x06")) {
 			return nil, false, nil
 		}
-		return nil, true, &Error{File: name, Err: ErrMalformed, Detail: fmt.Sprintf("zip (CHARX): %v", zerr)}
+		return nil, true, cardError(name, "", ErrMalformed, fmt.Sprintf("zip (CHARX): %v", zerr))
 	}
 	var root *zip.File
 	var nested []*zip.File
@@ -43,8 +43,7 @@ func readCHARX(name string, b []byte) (f *File, ok bool, err error) {
 	if pick == nil {
 		switch len(nested) {
 		case 0:
-			return nil, true, &Error{File: name, Err: ErrNoCard,
-				Detail: fmt.Sprintf("zip (CHARX) without %s (%d entries)", cardEntry, len(zr.File))}
+			return nil, true, cardError(name, "", ErrNoCard, fmt.Sprintf("zip (CHARX) without %s (%d entries)", cardEntry, len(zr.File)))
 		case 1:
 			pick = nested[0]
 		default:
@@ -52,14 +51,13 @@ func readCHARX(name string, b []byte) (f *File, ok bool, err error) {
 			for i, zf := range nested {
 				names[i] = fmt.Sprintf("%q", zf.Name)
 			}
-			return nil, true, &Error{File: name, Err: ErrMalformed,
-				Detail: fmt.Sprintf("zip (CHARX) with no root %s and several in folders: %s", cardEntry, strings.Join(names, ", "))}
+			return nil, true, cardError(name, "", ErrMalformed, fmt.Sprintf("zip (CHARX) with no root %s and several in folders: %s", cardEntry, strings.Join(names, ", ")))
 		}
 	}
 	part := fmt.Sprintf("zip entry %q", pick.Name)
 	js, rerr := readEntry(pick)
 	if rerr != nil {
-		return nil, true, &Error{File: name, Part: part, Err: ErrMalformed, Detail: rerr.Error()}
+		return nil, true, cardError(name, part, ErrMalformed, rerr.Error())
 	}
 	f, err = readDoc(name, FormatCHARX, pick.Name, part, js)
 	return f, true, err

@@ -168,7 +168,7 @@ func decodePayload(text []byte) ([]byte, error) {
 func readPNG(name string, b []byte) (*File, error) {
 	cs, _, err := walk(b)
 	if err != nil {
-		return nil, &Error{File: name, Err: ErrMalformed, Detail: err.Error()}
+		return nil, cardError(name, "", ErrMalformed, err.Error())
 	}
 	var pick *chunk
 	var written string
@@ -184,12 +184,11 @@ func readPNG(name string, b []byte) (*File, error) {
 		}
 	}
 	if pick == nil {
-		return nil, &Error{File: name, Err: ErrNoCard,
-			Detail: fmt.Sprintf(`no tEXt, zTXt or iTXt chunk with keyword "ccv3" or "chara" (chunks: %s)`, chunkList(cs))}
+		return nil, cardError(name, "", ErrNoCard, fmt.Sprintf(`no tEXt, zTXt or iTXt chunk with keyword "ccv3" or "chara" (chunks: %s)`, chunkList(cs)))
 	}
 	part := fmt.Sprintf("%s chunk %q", pick.typ, written)
 	fail := func(detail string) error {
-		return &Error{File: name, Part: part, Err: ErrMalformed, Detail: detail}
+		return cardError(name, part, ErrMalformed, detail)
 	}
 	if got := crc32.ChecksumIEEE(b[pick.start+4 : pick.end-4]); got != pick.crc {
 		return nil, fail(fmt.Sprintf("CRC mismatch (stored %08x, computed %08x): the file is damaged", pick.crc, got))
@@ -233,14 +232,14 @@ func chunkList(cs []chunk) string {
 // IEND. The error is an *[Error]: orig is not a well-formed PNG, or f is nil.
 func PNG(orig []byte, f *File) ([]byte, error) {
 	if f == nil || f.doc == nil {
-		return nil, &Error{Err: ErrNoCard, Detail: "no card to write (nil File)"}
+		return nil, cardError("", "", ErrNoCard, "no card to write (nil File)")
 	}
 	if !bytes.HasPrefix(orig, pngSignature) {
-		return nil, &Error{Err: ErrFormat, Detail: fmt.Sprintf("not a PNG: starts with %q", head(orig))}
+		return nil, cardError("", "", ErrFormat, fmt.Sprintf("not a PNG: starts with %q", head(orig)))
 	}
 	cs, end, err := walk(orig)
 	if err != nil {
-		return nil, &Error{Err: ErrMalformed, Detail: err.Error()}
+		return nil, cardError("", "", ErrMalformed, err.Error())
 	}
 	have := map[string]bool{}
 	at := -1
@@ -267,13 +266,13 @@ func PNG(orig []byte, f *File) ([]byte, error) {
 		}
 		js, err := marshal(f.docAs(kw))
 		if err != nil {
-			return nil, &Error{File: f.Name, Err: ErrMalformed, Detail: fmt.Sprintf("encoding the card: %v", err)}
+			return nil, cardError(f.Name, "", ErrMalformed, fmt.Sprintf("encoding the card: %v", err))
 		}
 		data := make([]byte, 0, len(kw)+1+base64.StdEncoding.EncodedLen(len(js)))
 		data = append(append(data, kw...), 0)
 		data = base64.StdEncoding.AppendEncode(data, js)
 		if len(data) > 1<<31-1 {
-			return nil, &Error{File: f.Name, Err: ErrMalformed, Detail: "card too large for a PNG chunk"}
+			return nil, cardError(f.Name, "", ErrMalformed, "card too large for a PNG chunk")
 		}
 		writeChunk(&cards, "tEXt", data)
 	}

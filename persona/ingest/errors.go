@@ -3,42 +3,22 @@ package ingest
 import (
 	"bytes"
 	"errors"
-	"strconv"
 	"unicode/utf8"
+
+	"evident/internal/located"
 )
 
 // RowError is why one row cannot be judged (spec persona.md "Output": such a
-// row goes to the rejects stream with its line number and reason). Line is the
+// row goes to the rejects stream with its line number and reason). It is the
+// module's one position error, located.Error (issue 12 item 6): Line is the
 // 1-based line of the problem in the table file (0 when unknown, e.g. for a
 // Raw built by hand); Column is the 1-based column on that line counted in
 // runes (0 when unknown); Field names the table column when the problem is
-// one column ("" otherwise); Reason says what is wrong in words.
-type RowError struct {
-	Line, Column int
-	Field        string
-	Reason       string
-}
-
-// Error formats the error as "line 12, column 5: named_entities: want array
-// of strings or null, got number", leaving out the parts that are unknown.
-func (e *RowError) Error() string {
-	b := make([]byte, 0, 32+len(e.Field)+len(e.Reason))
-	if e.Line > 0 {
-		b = append(b, "line "...)
-		b = strconv.AppendInt(b, int64(e.Line), 10)
-		if e.Column > 0 {
-			b = append(b, ", column "...)
-			b = strconv.AppendInt(b, int64(e.Column), 10)
-		}
-		b = append(b, ": "...)
-	}
-	if e.Field != "" {
-		b = append(b, e.Field...)
-		b = append(b, ": "...)
-	}
-	b = append(b, e.Reason...)
-	return string(b)
-}
+// one column ("" otherwise); Reason says what is wrong in words. File and
+// Unit stay empty, so the text is "line 12, column 5: named_entities: want
+// array of strings or null, got number", leaving out the parts that are
+// unknown.
+type RowError = located.Error
 
 // asRowError returns err as a *RowError, wrapping any other error with the
 // row's line.

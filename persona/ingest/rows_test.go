@@ -685,7 +685,7 @@ func TestRowErrorFormatsTheKnownParts(t *testing.T) {
 		e    RowError
 		want string
 	}{
-		{"line, column and field", RowError{12, 5, "named_entities", "want array of strings or null, got number"},
+		{"line, column and field", RowError{Line: 12, Column: 5, Field: "named_entities", Reason: "want array of strings or null, got number"},
 			"line 12, column 5: named_entities: want array of strings or null, got number"},
 		{"line and reason only", RowError{Line: 3, Reason: "empty row"}, "line 3: empty row"},
 		{"no line", RowError{Field: "term", Reason: "x"}, "term: x"},

@@ -1,6 +1,9 @@
 package summarize
 
 import (
+	"encoding/json"
+	"io"
+
 	"evident/persona"
 )
 
@@ -34,4 +37,24 @@ func Line(rec *persona.Record, s persona.Summary) LogLine {
 		l.RejectedBy = &r
 	}
 	return l
+}
+
+// LogWriter writes the summary sidecar: one LogLine (Line) a record, as JSON
+// Lines without HTML escaping, one Write each to the writer below (give it a
+// buffered one). It is not safe for concurrent use (a run's sink calls it
+// from one goroutine, in output order).
+type LogWriter struct {
+	enc *json.Encoder
+}
+
+// NewLogWriter returns a LogWriter writing to w.
+func NewLogWriter(w io.Writer) *LogWriter {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &LogWriter{enc: enc}
+}
+
+// Write writes the sidecar line of rec with outcome s.
+func (l *LogWriter) Write(rec *persona.Record, s persona.Summary) error {
+	return l.enc.Encode(Line(rec, s))
 }
