@@ -18,6 +18,15 @@ package main
 //     failure, 2 for bad arguments).
 //   - plan-exec prints baseline1's plan_executor.py lines (see package
 //     evident/arc/planexec, Options.Baseline1).
+//   - client.py: the client's refusals in baseline1's client.py words
+//     (scriptClientExit: "Invalid command: Only RESET is allowed …",
+//     "Invalid command: RESET is not allowed before …", the two lines of
+//     "No active client session"), without evident's hints (its RESET and
+//     --force hints contradict the agent prompts and client.py's
+//     arguments). The launcher itself parses the arguments as baseline1's
+//     argparse does and refuses an action that is not an official name
+//     exactly, as its canonical_action does; the plain CLI keeps taking
+//     names in any case (client.ParseAction).
 //
 // Decisions: an unknown script name is an error (exit 2) naming the known
 // ones, so a launcher and a binary of different versions fail loudly. The
