@@ -168,7 +168,7 @@ func TestJudgeDatasetWithProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("the run stores the profile's endings and exceptions the way an --endings file writes them", func(t *testing.T) {
-		want := []string{"요", "죠", "니다", "십시오", "ㅂ니까", "십쇼", "구려", "!필요", "!중요", "!주요", "!수요", "!강요", "!요요", "!개요", "!소요", "!동요", "!소요"}
+		want := []string{"요", "죠", "니다", "십시오", "ㅂ니까", "십쇼", "ㅂ시다", "ㅂ디다", "구려", "!필요", "!중요", "!주요", "!수요", "!강요", "!요요", "!개요", "!소요", "!동요", "!아니다", "!소요"}
 		if run.Profile != "extended" || !reflect.DeepEqual(run.Endings, want) {
 			t.Errorf("profile %q endings %q", run.Profile, run.Endings)
 		}

@@ -158,7 +158,8 @@ func TestByName(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
-	for _, s := range []string{"검을 잡아. 오늘은 손목부터 본다.", "드릴게요 😊", "…", "갑니까?", "\xff\xfe요", "a.b?c!"} {
+	for _, s := range []string{"검을 잡아. 오늘은 손목부터 본다.", "드릴게요 😊", "…", "갑니까?", "\xff\xfe요", "a.b?c!",
+		"어서 오세요 *웃으며. 고개를 숙인다*", "(꾸벅) 네. (웃음", "「좋아요」", "**정말요** *", "와 주세요 민수 씨", "감사합니다, 와 주셔서"} {
 		f.Add(s)
 	}
 	ext := Extended()
@@ -167,8 +168,18 @@ func FuzzRead(f *testing.F) {
 		if rd.Polite > len(rd.Sentences) {
 			t.Fatalf("%d polite of %d sentences", rd.Polite, len(rd.Sentences))
 		}
-		if Count(s) != len(rd.Sentences) {
-			t.Fatalf("Count = %d, Read counted %d", Count(s), len(rd.Sentences))
+		if n := len(Seed().Read(s).Sentences); Count(s) != n {
+			t.Fatalf("Count = %d, seed's Read counted %d", Count(s), n)
+		}
+		// extended only merges pieces (marks inside asides) and drops
+		// set-aside ones, so it never counts more than the seed
+		if ext.Count(s) != len(rd.Sentences) || len(rd.Sentences) > Count(s) {
+			t.Fatalf("extended counted %d (Count %d), seed %d", len(rd.Sentences), ext.Count(s), Count(s))
+		}
+		for _, a := range rd.Asides {
+			if !strings.Contains(s, a.Text) {
+				t.Fatalf("aside %q not in text", a.Text)
+			}
 		}
 		for _, st := range rd.Sentences {
 			if st.LastWord == "" || !strings.Contains(s, st.LastWord) {
