@@ -60,14 +60,9 @@ func runCheck(ctx context.Context, cmd *cli.Command) error {
 		rep.WriteText(w)
 	}
 	if path := cmd.String("summary-log"); path != "" {
-		f, err := os.Open(path)
+		st, err := readWith(path, summarize.ReadLog)
 		if err != nil {
 			return err
-		}
-		st, err := summarize.ReadLog(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
 		}
 		fmt.Fprintln(w, st)
 	}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -59,6 +60,37 @@ func runOf(ctx context.Context, cmd *cli.Command, db *store.DB) (store.RunInfo, 
 		return run, errors.New("the store has no run yet: run `evident import` (or `evident serve`, which judges the demo) first")
 	}
 	return run, err
+}
+
+// openRun opens the store (openStore) and finds --run in it (runOf); the
+// caller closes the store.
+func openRun(ctx context.Context, cmd *cli.Command) (*store.DB, store.RunInfo, error) {
+	db, err := openStore(ctx, cmd)
+	if err != nil {
+		return nil, store.RunInfo{}, err
+	}
+	run, err := runOf(ctx, cmd, db)
+	if err != nil {
+		db.Close()
+		return nil, store.RunInfo{}, err
+	}
+	return db, run, nil
+}
+
+// readWith opens the file at path and reads it with read; read's error is
+// prefixed with the path.
+func readWith[T any](path string, read func(io.Reader) (T, error)) (T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	v, err := read(f)
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
 }
 
 func serveCommand() *cli.Command {
@@ -186,15 +218,11 @@ func reportCommand() *cli.Command {
 }
 
 func runReport(ctx context.Context, cmd *cli.Command) error {
-	db, err := openStore(ctx, cmd)
+	db, run, err := openRun(ctx, cmd)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	run, err := runOf(ctx, cmd, db)
-	if err != nil {
-		return err
-	}
 	// Replaced atomically when written; a link is followed, a
 	// device written in place (outputs).
 	path := cmd.String("html")
@@ -221,24 +249,15 @@ func evalCommand() *cli.Command {
 
 func runEval(ctx context.Context, cmd *cli.Command) error {
 	path := cmd.String("gold")
-	f, err := os.Open(path)
+	gold, err := readWith(path, evalrun.ReadGold)
 	if err != nil {
 		return err
 	}
-	gold, err := evalrun.ReadGold(f)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	db, err := openStore(ctx, cmd)
+	db, run, err := openRun(ctx, cmd)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	run, err := runOf(ctx, cmd, db)
-	if err != nil {
-		return err
-	}
 	labels := make([]store.Gold, len(gold))
 	for i, g := range gold {
 		labels[i] = store.Gold{TurnID: g.TurnID, Verdict: g.Verdict, Note: g.Note}
