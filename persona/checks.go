@@ -172,7 +172,7 @@ func (j *Judge) Check(r *Record, cx Context) [10]CheckResult {
 		src, _ = cx.TurnByID(*r.RecallSourceTurn)
 	}
 	for i, e := range r.Evidence {
-		if ok, why := cited(e, t, src, &c.Card, rows); !ok {
+		if ok, why := cited(e, t, src, &c.Card, rows, j.profile); !ok {
 			fail(9, "evidence[%d] %s.%s: %s", i, e.Source, e.Field, why)
 		}
 	}
@@ -255,7 +255,7 @@ func (j *Judge) oneJondaemalSentence(s string) (bool, string) {
 // lexicon row. A list cell is cited one element at a time (entity_roles: a
 // role or an entity); agg count is recomputed (sentences of a text cell,
 // elements of a list cell, rows of the lexicon).
-func cited(e Evidence, t, src *Turn, c *Card, lex []LexiconRow) (bool, string) {
+func cited(e Evidence, t, src *Turn, c *Card, lex []LexiconRow, p *speech.Profile) (bool, string) {
 	if e.Agg != "" {
 		if e.Agg != AggCount {
 			return false, fmt.Sprintf("agg %q over a non-numeric column cannot be recomputed", e.Agg)
@@ -267,9 +267,9 @@ func cited(e Evidence, t, src *Turn, c *Card, lex []LexiconRow) (bool, string) {
 		want := -1
 		switch e.Source {
 		case SourceTurn:
-			want = countCell(turnCells(t, e.Field))
+			want = countCell(turnCells(t, e.Field), p)
 		case SourceCard:
-			want = countCell(cardCells(c, e.Field))
+			want = countCell(cardCells(c, e.Field), p)
 		case SourceLexicon:
 			want = len(lex)
 		}
@@ -314,10 +314,10 @@ type cells struct {
 	list   int     // elements of a list cell, -1 when not a list
 }
 
-func countCell(c cells) int {
+func countCell(c cells, p *speech.Profile) int {
 	switch {
 	case c.text != nil:
-		return speech.Count(*c.text)
+		return p.Count(*c.text) // the judge's profile counts as its Read did
 	case c.list >= 0:
 		return c.list
 	}

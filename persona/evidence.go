@@ -1,6 +1,7 @@
 package persona
 
 import (
+	"strconv"
 	"strings"
 
 	"evident/persona/speech"
@@ -171,8 +172,9 @@ func keptSummary(t *Turn, j *Judge, f *Findings) string {
 func politeWords(f *Findings, p particle) string {
 	var ws []string
 	for _, s := range f.Reading.Sentences {
-		if s.Polite() && !contains(ws, s.LastWord) {
-			ws = append(ws, s.LastWord)
+		// Word: the 어절 that made it polite (주세요 in "와 주세요 선생님")
+		if s.Polite() && !contains(ws, s.Word) {
+			ws = append(ws, s.Word)
 		}
 	}
 	more := len(ws) > 3
@@ -237,9 +239,11 @@ func speechOffSummary(t *Turn, c *cardRules, f *Findings) string {
 		quoteWith(*t.FirstPerson, euro) + " 써 카드 규칙을 벗어났습니다."
 }
 
-// hedge names every skipped check and why, and a chat-server label that
-// disagrees with the extracted style; nil when there is nothing to say (spec
-// persona.md "Evidence, summary, hedge"). The sentence for a null
+// hedge names every skipped check and why, the role-play asides the speech
+// profile set aside and a reply that mixes styles (how many sentences of
+// each; issue 14 item 1), and a chat-server label that disagrees with the
+// extracted style; nil when there is nothing to say (spec persona.md
+// "Evidence, summary, hedge"). The sentence for a null
 // named_entities alone is the seed's own.
 func hedge(t *Turn, f *Findings) *string {
 	var hs []string
@@ -265,6 +269,12 @@ func hedge(t *Turn, f *Findings) *string {
 			hs = append(hs, "유저가 앞 이야기를 물었다고 표시됐지만 메시지에 카드의 관계어가 없어 기억 대조는 건너뛰었습니다.")
 		}
 	}
+	if a := asidesSetAside(f.Reading.Asides); a != "" {
+		hs = append(hs, a)
+	}
+	if f.Reading.Mixed() {
+		hs = append(hs, "한 답장에 존댓말 "+countSentences(f.Reading.Polite)+"과 반말 "+countSentences(f.Reading.Plain())+"이 섞여 있습니다.")
+	}
 	if !f.SpeechSkipped && t.HonorificLevel != nil && *t.HonorificLevel != f.Style {
 		hs = append(hs, "채팅 서버는 "+quoteWith(*t.HonorificLevel, euro)+" 표시했지만 종결 어미로 읽은 말투는 "+f.Style+"이라 서버 표시는 참고로만 남깁니다.")
 	}
@@ -273,4 +283,28 @@ func hedge(t *Turn, f *Findings) *string {
 	}
 	s := strings.Join(hs, " ")
 	return &s
+}
+
+// asidesSetAside is the hedge sentence for the role-play asides the speech
+// profile set aside (speech.Reading.Asides: "extended" only), "" when none.
+func asidesSetAside(as []speech.Aside) string {
+	var brackets, narration int
+	for _, a := range as {
+		if a.Kind == speech.AsideNarration {
+			narration++
+		} else {
+			brackets++
+		}
+	}
+	var parts []string
+	if brackets > 0 {
+		parts = append(parts, "괄호 속 지문 "+strconv.Itoa(brackets)+"개")
+	}
+	if narration > 0 {
+		parts = append(parts, "별표 서술 "+strconv.Itoa(narration)+"개")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "답장의 " + strings.Join(parts, "와 ") + "는 캐릭터의 말이 아니어서 말투 판정에서 뺐습니다."
 }

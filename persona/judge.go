@@ -155,7 +155,8 @@ func (j *Judge) find(t *Turn, pos int, c *cardRules, h History) Findings {
 		obs := f.Style
 		if t.FirstPerson != nil {
 			obs += " · " + *t.FirstPerson
-			f.FirstOff = *t.FirstPerson != c.FirstPerson
+			// seed: verbatim; extended: declined forms agree (제가 = 저, 내 = 나)
+			f.FirstOff = !j.profile.SameFirstPerson(*t.FirstPerson, c.FirstPerson)
 		}
 		f.RuleObserved = &obs
 		f.StyleOff = f.Style != c.HonorificRule
