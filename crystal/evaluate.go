@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"unicode"
 
 	"evident/crystal/embedder"
 )
@@ -261,12 +263,19 @@ func scoreItem(ctx context.Context, it Item, preds map[string]Reply, p Profile, 
 		return s, err
 	}
 	s.Verdict = v
-	s.Train = TrainReward(r.Steps, r.Answer, it.ReferenceSteps, it.Answer)
 	m, err := MatchSteps(ctx, sim, r.Steps, it.ReferenceSteps, mc)
 	if err != nil {
 		return s, fmt.Errorf("item %q: %w", it.ID, err)
 	}
 	s.Match = m
+	if lex, ok := sim.(embedder.Lexical); ok && lex.EmptyStepsMatch && p == ProfilePaper && mc.Threshold == TrainThreshold && trimmed(it.ReferenceSteps) {
+		// The match just made is the training reward's step F1 (same
+		// similarity, threshold and comparison): reuse it.
+		s.Train = TrainScore{Correct: PackageAnswerMatch(r.Answer, it.Answer), StepF1: m.F1}
+		s.Train.Reward = CPR(s.Train.Correct, m.F1, TrainWeights)
+	} else {
+		s.Train = TrainReward(r.Steps, r.Answer, it.ReferenceSteps, it.Answer)
+	}
 	if tr, ok := sim.(embedder.Truncator); ok && len(r.Steps) > 0 && len(it.ReferenceSteps) > 0 {
 		if s.Truncated, err = truncations(ctx, tr, r.Steps, it.ReferenceSteps); err != nil {
 			return s, fmt.Errorf("item %q: %w", it.ID, err)
@@ -280,6 +289,17 @@ func scoreItem(ctx context.Context, it Item, preds map[string]Reply, p Profile, 
 	}
 	s.CPR = CPR(v.Correct, m.F1, w)
 	return s, nil
+}
+
+// trimmed reports whether no reference step has surrounding space or is
+// empty, so TrainReward's clean-up would leave them as they are.
+func trimmed(ref []string) bool {
+	for _, r := range ref {
+		if r == "" || strings.TrimFunc(r, unicode.IsSpace) != r {
+			return false
+		}
+	}
+	return true
 }
 
 // truncations asks tr which of the item's steps it cut.

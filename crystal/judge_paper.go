@@ -52,6 +52,10 @@ var (
 	// searched anywhere in the question.
 	paperOptionLine = regexp.MustCompile(`([A-Z])\)` + pySpace + `*([^\n]+)`)
 	paperThousands  = regexp.MustCompile(`^,[0-9]{3}`)
+	smartQuotes     = strings.NewReplacer("‘", "'", "’", "'", "“", `"`, "”", `"`, "`", "'")
+	// paperPhraseWords are the words that start a phrase of
+	// paperNumberPhrases; a text without any skips the six regexps.
+	paperPhraseWords = []string{"answer", "result", "approximately", "about"}
 )
 
 // paperNormalize is the package's normalize_text: strip, lower case, ASCII
@@ -60,7 +64,7 @@ var (
 // trimmed again, so "a )" becomes "a ").
 func paperNormalize(s string) string {
 	s = strings.ToLower(strings.TrimFunc(s, unicode.IsSpace))
-	s = strings.NewReplacer("‘", "'", "’", "'", "“", `"`, "”", `"`, "`", "'").Replace(s)
+	s = smartQuotes.Replace(s)
 	rs := []rune(s)
 	var b strings.Builder
 	space := false
@@ -96,8 +100,13 @@ func paperNormalize(s string) string {
 // whether a thousands group (",200") followed it.
 func paperExtractNumber(s string) (v float64, lit string, thousands, ok bool) {
 	s = strings.ToLower(strings.TrimFunc(s, unicode.IsSpace))
-	for _, re := range paperNumberPhrases {
-		s = re.ReplaceAllString(s, "")
+	for _, w := range paperPhraseWords {
+		if strings.Contains(s, w) {
+			for _, re := range paperNumberPhrases {
+				s = re.ReplaceAllString(s, "")
+			}
+			break
+		}
 	}
 	loc := paperNumber.FindStringIndex(s)
 	if loc == nil {

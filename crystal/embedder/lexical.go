@@ -3,6 +3,7 @@ package embedder
 import (
 	"context"
 	"math"
+	"sort"
 	"strings"
 	"unicode"
 )
@@ -71,30 +72,33 @@ func (l Lexical) score(a, b bag) float64 {
 		}
 		return 0
 	}
-	small, large := a, b
-	if len(small.counts) > len(large.counts) {
-		small, large = large, small
-	}
+	// common multiset size: merge the two sorted token lists.
 	common := 0
-	for w, c := range small.counts {
-		common += min(c, large.counts[w])
+	for i, j := 0, 0; i < len(a.toks) && j < len(b.toks); {
+		switch x, y := a.toks[i], b.toks[j]; {
+		case x == y:
+			common++
+			i++
+			j++
+		case x < y:
+			i++
+		default:
+			j++
+		}
 	}
 	return float64(common) / math.Sqrt(float64(a.n)*float64(b.n))
 }
 
-// bag is a token multiset: counts per token and the total token count.
+// bag is a token multiset: the tokens sorted, and their count.
 type bag struct {
-	counts map[string]int
-	n      int
+	toks []string
+	n    int
 }
 
 func newBag(s string) bag {
 	toks := Tokens(s)
-	b := bag{counts: make(map[string]int, len(toks)), n: len(toks)}
-	for _, t := range toks {
-		b.counts[t]++
-	}
-	return b
+	sort.Strings(toks)
+	return bag{toks: toks, n: len(toks)}
 }
 
 // Tokens splits s into lowercased word tokens the way Python's `\w+` does on
@@ -110,14 +114,25 @@ func Tokens(s string) []string {
 			continue
 		}
 		if start >= 0 {
-			out = append(out, strings.ToLower(s[start:i]))
+			out = append(out, lower(s[start:i]))
 			start = -1
 		}
 	}
 	if start >= 0 {
-		out = append(out, strings.ToLower(s[start:]))
+		out = append(out, lower(s[start:]))
 	}
 	return out
+}
+
+// lower is strings.ToLower without the copy for ASCII text already in
+// lower case (most step words).
+func lower(w string) string {
+	for k := 0; k < len(w); k++ {
+		if c := w[k]; c >= 0x80 || ('A' <= c && c <= 'Z') {
+			return strings.ToLower(w)
+		}
+	}
+	return w
 }
 
 func isWord(r rune) bool {

@@ -31,7 +31,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 
 	"evident/crystal"
 )
@@ -63,9 +65,30 @@ type Table struct {
 // model) and returns the table. Errors are Evaluate's, wrapped with the model
 // name.
 func Score(ctx context.Context, items []crystal.Item, runs []Run, cfg crystal.Config) (Table, error) {
+	// Models are scored in parallel, one worker per CPU; Evaluate is pure
+	// and the similarities shared here (Lexical, Cosine with its Cache) are
+	// safe for concurrent use.
+	reps := make([]crystal.Report, len(runs))
+	errs := make([]error, len(runs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(runs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				reps[k], errs[k] = crystal.Evaluate(ctx, items, runs[k].Replies, cfg)
+			}
+		}()
+	}
+	for k := range runs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
 	var t Table
 	for k, run := range runs {
-		rep, err := crystal.Evaluate(ctx, items, run.Replies, cfg)
+		rep, err := reps[k], errs[k]
 		if err != nil {
 			return Table{}, fmt.Errorf("model %s: %w", run.Model, err)
 		}
