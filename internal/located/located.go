@@ -5,11 +5,9 @@
 // position read it with errors.As or As instead of parsing the message.
 //
 // Users: evident/persona/evalrun (gold lines), evident/crystal/report
-// (references and predictions), persona/ingest.RowError and
-// persona/cardfile.Error (aliases of Error). Listed for conversion by their
-// owners: arc/frame.ParseError,
-// arc/session.ParseError (the arc ones share arc/internal/fileerr's format
-// already, which Error reproduces with File set).
+// (references and predictions), and as type aliases of Error
+// persona/ingest.RowError, persona/cardfile.Error, arc/frame.ParseError and
+// arc/session.ParseError.
 //
 // It must not import anything of the module; stdlib only.
 package located
