@@ -26,6 +26,32 @@ var CheckNames = [10]string{
 	"summary 가 존댓말 한 문장",
 }
 
+// CheckID names one of the ten automatic checks by its seed number (1..10);
+// CheckNames[id-1] is its name. The constants are the one place the numbers
+// live: the checks, the summarizer's "check N" reasons and the reports use
+// them.
+type CheckID int
+
+// The ten automatic checks, in the seed's order.
+const (
+	CheckVerdict       CheckID = iota + 1 // verdict is one of the five
+	CheckRequired                         // the seven required fields are filled
+	CheckStyle                            // rule_observed re-extracted from reply_text
+	CheckOffCanon                         // off_canon_entities recomputed
+	CheckTouched                          // touched_term and touched_topic recomputed
+	CheckRecall                           // recall_target and recall_source_turn recomputed
+	CheckNulls                            // null handling (named_entities, first_person)
+	CheckEvidenceField                    // evidence fields are real columns
+	CheckEvidenceValue                    // evidence values are verbatim the cited cell
+	CheckSummary                          // summary is one 존댓말 sentence
+)
+
+// Name is the check's name (CheckNames).
+func (id CheckID) Name() string { return CheckNames[id-1] }
+
+// Label is how reasons and tallies name the check: "check 8".
+func (id CheckID) Label() string { return fmt.Sprintf("check %d", id) }
+
 // CheckResult is the outcome of one automatic check on one record. ID is 1..10;
 // Reason says why it failed ("" when it passed).
 type CheckResult struct {
@@ -54,63 +80,63 @@ func (j *Judge) Check(r *Record, cx Context) [10]CheckResult {
 	for i := range res {
 		res[i] = CheckResult{ID: i + 1, Pass: true}
 	}
-	fail := func(id int, format string, a ...any) {
+	fail := func(id CheckID, format string, a ...any) {
 		if res[id-1].Pass {
-			res[id-1] = CheckResult{ID: id, Reason: fmt.Sprintf(format, a...)}
+			res[id-1] = CheckResult{ID: int(id), Reason: fmt.Sprintf(format, a...)}
 		}
 	}
 
 	// 1. The verdict is one of the five.
 	if !r.Verdict.Valid() {
-		fail(1, "verdict %q is not one of the five", string(r.Verdict))
+		fail(CheckVerdict, "verdict %q is not one of the five", string(r.Verdict))
 	}
 	// 2. The seven required fields are filled.
 	for _, kv := range [][2]string{{"turn_id", r.TurnID}, {"session_id", r.SessionID},
 		{"character_id", r.CharacterID}, {"model_id", r.ModelID}, {"verdict", string(r.Verdict)}, {"summary", r.Summary}} {
 		if strings.TrimSpace(kv[1]) == "" {
-			fail(2, "%s is empty", kv[0])
+			fail(CheckRequired, "%s is empty", kv[0])
 		}
 	}
 	if len(r.Evidence) == 0 {
-		fail(2, "evidence is empty")
+		fail(CheckRequired, "evidence is empty")
 	}
 	// 8. Every evidence field is a real column of its table.
 	for i, e := range r.Evidence {
 		if cols := columnsOf(e.Source); cols == nil {
-			fail(8, "evidence[%d]: source %q is not a table", i, e.Source)
+			fail(CheckEvidenceField, "evidence[%d]: source %q is not a table", i, e.Source)
 		} else if !slices.Contains(cols, e.Field) {
-			fail(8, "evidence[%d]: %s has no column %q", i, e.Source, e.Field)
+			fail(CheckEvidenceField, "evidence[%d]: %s has no column %q", i, e.Source, e.Field)
 		}
 		switch e.Agg {
 		case "", AggCount, AggSum, AggAvg, AggMin, AggMax:
 		default:
-			fail(8, "evidence[%d]: agg %q is not an aggregate", i, e.Agg)
+			fail(CheckEvidenceField, "evidence[%d]: agg %q is not an aggregate", i, e.Agg)
 		}
 	}
 	// 10. The summary is one 존댓말 sentence (words quoted in 「」 are opaque).
 	if ok, why := j.oneJondaemalSentence(r.Summary); !ok {
-		fail(10, "%s", why)
+		fail(CheckSummary, "%s", why)
 	}
 
 	t := cx.Turn
 	c, cardOK := j.cards[r.CharacterID]
 	switch {
 	case t == nil:
-		for _, id := range []int{3, 4, 5, 6, 7, 9} {
+		for _, id := range []CheckID{CheckStyle, CheckOffCanon, CheckTouched, CheckRecall, CheckNulls, CheckEvidenceValue} {
 			fail(id, "turn %q is not in the turn log", r.TurnID)
 		}
 		return res
 	case !cardOK:
-		for _, id := range []int{3, 4, 5, 6, 7, 9} {
+		for _, id := range []CheckID{CheckStyle, CheckOffCanon, CheckTouched, CheckRecall, CheckNulls, CheckEvidenceValue} {
 			fail(id, "character_id %q has no card", r.CharacterID)
 		}
 		return res
 	}
 	if t.SessionID != r.SessionID || t.CharacterID != r.CharacterID || t.ModelID != r.ModelID {
-		fail(2, "session_id/character_id/model_id differ from turn %q in the log", t.TurnID)
+		fail(CheckRequired, "session_id/character_id/model_id differ from turn %q in the log", t.TurnID)
 	}
 	f := j.find(t, cx.Pos, c, cx.History)
-	label := func(id int, v Verdict) {
+	label := func(id CheckID, v Verdict) {
 		if (r.Verdict == v) != (f.Verdict == v) {
 			fail(id, "verdict is %q but the rules give %q", r.Verdict, f.Verdict)
 		}
@@ -118,17 +144,17 @@ func (j *Judge) Check(r *Record, cx Context) [10]CheckResult {
 
 	// 3. Speech re-extracted from reply_text agrees with rule_observed/verdict.
 	if !eqPtr(r.RuleObserved, f.RuleObserved) {
-		fail(3, "rule_observed is %s, re-extracted %s", show(r.RuleObserved), show(f.RuleObserved))
+		fail(CheckStyle, "rule_observed is %s, re-extracted %s", show(r.RuleObserved), show(f.RuleObserved))
 	}
 	if !eqPtr(r.RuleExpected, &f.RuleExpected) {
-		fail(3, "rule_expected is %s, the card gives %q", show(r.RuleExpected), f.RuleExpected)
+		fail(CheckStyle, "rule_expected is %s, the card gives %q", show(r.RuleExpected), f.RuleExpected)
 	}
-	label(3, SpeechOff)
+	label(CheckStyle, SpeechOff)
 	// 4. off_canon_entities recomputed.
 	if (r.OffCanonEntities == nil) != (f.OffCanon == nil) || !slices.Equal(nfcAll(r.OffCanonEntities), f.OffCanon) {
-		fail(4, "off_canon_entities is %s, recomputed %s", showList(r.OffCanonEntities), showList(f.OffCanon))
+		fail(CheckOffCanon, "off_canon_entities is %s, recomputed %s", showList(r.OffCanonEntities), showList(f.OffCanon))
 	}
-	label(4, OffCanon)
+	label(CheckOffCanon, OffCanon)
 	// 5. touched_term / touched_topic recomputed.
 	wantTerm, wantTopic := (*string)(nil), (*string)(nil)
 	rows := j.lexicon.rows
@@ -138,33 +164,33 @@ func (j *Judge) Check(r *Record, cx Context) [10]CheckResult {
 		wantTerm = &rows[f.TermRow].Term
 	}
 	if !eqPtr(r.TouchedTerm, wantTerm) || !eqPtr(r.TouchedTopic, wantTopic) {
-		fail(5, "touched_term/topic are %s/%s, recomputed %s/%s", show(r.TouchedTerm), show(r.TouchedTopic), show(wantTerm), show(wantTopic))
+		fail(CheckTouched, "touched_term/topic are %s/%s, recomputed %s/%s", show(r.TouchedTerm), show(r.TouchedTopic), show(wantTerm), show(wantTopic))
 	}
-	label(5, ForbiddenTopic)
+	label(CheckTouched, ForbiddenTopic)
 	// 6. recall recomputed.
 	var wantTarget, wantSource *string
 	if f.RecallFired {
 		wantTarget, wantSource = &f.RecallEntity, &f.RecallSource.TurnID
 	}
 	if !eqPtr(r.RecallTarget, wantTarget) || !eqPtr(r.RecallSourceTurn, wantSource) {
-		fail(6, "recall_target/source are %s/%s, recomputed %s/%s", show(r.RecallTarget), show(r.RecallSourceTurn), show(wantTarget), show(wantSource))
+		fail(CheckRecall, "recall_target/source are %s/%s, recomputed %s/%s", show(r.RecallTarget), show(r.RecallSourceTurn), show(wantTarget), show(wantSource))
 	}
-	label(6, RecallFailed)
+	label(CheckRecall, RecallFailed)
 	// 7. Null handling.
 	if t.NamedEntities == nil && r.OffCanonEntities != nil {
-		fail(7, "named_entities is null but off_canon_entities is not")
+		fail(CheckNulls, "named_entities is null but off_canon_entities is not")
 	}
 	if t.NamedEntities != nil && r.OffCanonEntities == nil {
-		fail(7, "named_entities is a list but off_canon_entities is null")
+		fail(CheckNulls, "named_entities is a list but off_canon_entities is null")
 	}
 	if f.SpeechSkipped && r.RuleObserved != nil {
-		fail(7, "no sentence to read but rule_observed is %q", *r.RuleObserved)
+		fail(CheckNulls, "no sentence to read but rule_observed is %q", *r.RuleObserved)
 	}
 	if t.FirstPerson == nil && r.RuleObserved != nil && strings.Contains(*r.RuleObserved, " · ") {
-		fail(7, "first_person is null but rule_observed %q carries one", *r.RuleObserved)
+		fail(CheckNulls, "first_person is null but rule_observed %q carries one", *r.RuleObserved)
 	}
 	if (t.NamedEntities == nil || t.FirstPerson == nil || f.SpeechSkipped) && (r.Hedge == nil || *r.Hedge == "") {
-		fail(7, "a check was skipped but hedge is empty")
+		fail(CheckNulls, "a check was skipped but hedge is empty")
 	}
 	// 9. Every evidence value equals the cited cell.
 	var src *Turn
@@ -173,7 +199,7 @@ func (j *Judge) Check(r *Record, cx Context) [10]CheckResult {
 	}
 	for i, e := range r.Evidence {
 		if ok, why := cited(e, t, src, &c.Card, rows, j.profile); !ok {
-			fail(9, "evidence[%d] %s.%s: %s", i, e.Source, e.Field, why)
+			fail(CheckEvidenceValue, "evidence[%d] %s.%s: %s", i, e.Source, e.Field, why)
 		}
 	}
 	return res
@@ -299,7 +325,7 @@ func cited(e Evidence, t, src *Turn, c *Card, lex []LexiconRow, p *speech.Profil
 	}
 	for _, vs := range cands {
 		for _, v := range vs {
-			if sameValue(e.Value, v) {
+			if SameEvidenceValue(e.Value, v) {
 				return true, ""
 			}
 		}
@@ -414,18 +440,4 @@ func number(v any) (float64, bool) {
 		return n, true
 	}
 	return 0, false
-}
-
-func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case string:
-		y, ok := b.(string)
-		return ok && norm.NFC.String(x) == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	}
-	return false
 }

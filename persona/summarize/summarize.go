@@ -158,7 +158,7 @@ func (s *Summarizer) Decide(rule *persona.Record, cx persona.Context, answer jso
 	}
 	var verdict string
 	if err := json.Unmarshal(obj["verdict"], &verdict); err != nil || !persona.Verdict(verdict).Valid() {
-		return discard("check 1", fmt.Sprintf("verdict %s is not one of the five", compact(obj["verdict"])))
+		return discard(persona.CheckVerdict.Label(), fmt.Sprintf("verdict %s is not one of the five", compact(obj["verdict"])))
 	}
 	if err := persona.ValidateJSON(answer); err != nil {
 		return discard("schema", err.Error())
@@ -179,7 +179,7 @@ func (s *Summarizer) Decide(rule *persona.Record, cx persona.Context, answer jso
 	cand.Evidence = normEvidence(m.Evidence)
 	for _, c := range s.cfg.Judge.Check(&cand, cx) {
 		if !c.Pass {
-			return revert(fmt.Sprintf("check %d", c.ID), c.Reason)
+			return revert(persona.CheckID(c.ID).Label(), c.Reason)
 		}
 	}
 	if i, ok := keepsRows(cand.Evidence, rule.Evidence); !ok {
@@ -266,35 +266,7 @@ func sameRow(a, b persona.Evidence) bool {
 	if a.Source != b.Source || a.Field != b.Field || a.Agg != b.Agg {
 		return false
 	}
-	return sameValue(a.Value, b.Value)
-}
-
-func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	}
-	fa, oka := num(a)
-	fb, okb := num(b)
-	return oka && okb && fa == fb
-}
-
-func num(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
+	return persona.SameEvidenceValue(a.Value, b.Value)
 }
 
 func compact(raw json.RawMessage) string {
