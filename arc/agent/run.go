@@ -205,10 +205,6 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 //go:embed testdata/fake_agent.py
 var fakeAgentScript []byte
 
-// FakeAgentScript is the scripted stand-in agent (testdata/fake_agent.py,
-// Python 3 standard library only) that --demo and the end-to-end test run.
-func FakeAgentScript() []byte { return append([]byte(nil), fakeAgentScript...) }
-
 // DemoScenario writes, into dir, the scripted agent, the reference world
 // model of g and a scenario that plays g (seed) with the controller
 // (issue 11 "Show"): turn 1 sends one direct exploration move and tries a

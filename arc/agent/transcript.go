@@ -228,9 +228,6 @@ func OpenTranscript(path string, now func() time.Time) (*Transcript, error) {
 	return &Transcript{f: f, path: path, now: now}, nil
 }
 
-// Path is the transcript file's path.
-func (t *Transcript) Path() string { return t.path }
-
 // Append writes e as one line, stamping Time when it is zero.
 func (t *Transcript) Append(e Entry) error {
 	t.mu.Lock()

@@ -442,16 +442,6 @@ func (s *starState) Level() int             { return s.level }
 func (s *starState) Key() (StateKey, error) { return ValueKey(s.d) }
 func (s *starState) String() string         { return s.d.String() }
 
-// StarlarkValue returns the frozen dict behind a State of the Starlark
-// runtime, for tools and tests; ok is false for any other State.
-func StarlarkValue(s State) (v *starlark.Dict, ok bool) {
-	ss, ok := s.(*starState)
-	if !ok {
-		return nil, false
-	}
-	return ss.d, true
-}
-
 func (m *Starlark) own(s State) (*starState, error) {
 	ss, ok := s.(*starState)
 	if !ok || ss == nil || ss.m != m {
