@@ -69,11 +69,29 @@ func (p particle) after(word string) string {
 // with appends the right form of p to word.
 func (p particle) with(word string) string { return word + p.after(word) }
 
-// quote wraps s in 「」 as the seed's summaries quote words.
-func quote(s string) string { return "「" + s + "」" }
+// quote wraps s in 「」 as the seed's summaries quote words. A word that
+// brings corner brackets of its own (the last word of a reply wrapped in
+// 「」, 「좋아요」 or 「좋아요) loses the ones at its edges, and all of them
+// when they do not pair up, so the summary never holds 「「좋아요」 — a
+// bracket left open would hide the rest of the sentence from check 10
+// (issue 14 item 3). Evidence rows keep the verbatim text.
+func quote(s string) string { return "「" + bare(s) + "」" }
 
-// quoteWith quotes s and adds particle p chosen by s's last sound.
-func quoteWith(s string, p particle) string { return quote(s) + p.after(s) }
+// bare is s as quote puts it between its brackets.
+func bare(s string) string {
+	t := strings.TrimSuffix(strings.TrimPrefix(s, "「"), "」")
+	if strings.Count(t, "「") != strings.Count(t, "」") || strings.Index(t, "」") < strings.Index(t, "「") {
+		t = strings.NewReplacer("「", "", "」", "").Replace(t)
+	}
+	if t == "" {
+		return s
+	}
+	return t
+}
+
+// quoteWith quotes s and adds particle p chosen by the last sound of what
+// is quoted.
+func quoteWith(s string, p particle) string { return quote(s) + p.after(bare(s)) }
 
 // countSentences returns "n 문장" in the native Korean counting the seed uses ("두
 // 문장"); from 11 on it writes the digits ("11개 문장").
