@@ -77,10 +77,15 @@
 //     more than StarlarkOptions.MemoryLimit (DefaultMemoryLimit, 1 GiB)
 //     above its size at load: ErrMemoryLimit, "world_model_engine made the
 //     heap grow by more than 1 GiB". go.starlark.net counts no
-//     allocations, so one operation is not interrupted: the heap may
-//     overshoot by about one operation's result (x + x: the size of x;
-//     repetition is capped by go.starlark.net at 2^30 elements, 16 GiB of
-//     list at worst — a hole this bound does not close).
+//     allocations, so the operations in flight when the limit is seen
+//     finish first: measured on 2 cores, a loop of x = x + x on a list
+//     reached 8 GiB resident with the 1 GiB default and 2.1 GiB with 256
+//     MiB (a string: 4 GiB and 1 GiB) before the call stopped
+//     (repetition is capped by go.starlark.net at 2^30 elements). A hole
+//     this watch does not close; `evident arc … --model-memory MiB` lowers
+//     it, and subprocess models under bubblewrap get the kernel's
+//     RLIMIT_AS instead. str() and the other printers refuse values nested
+//     deeper than MaxReprDepth (10,000) levels.
 //   - Built-ins whose cost go.starlark.net does not count: str, repr,
 //     print and fail are replaced by versions that write the same text
 //     but charge one step per value (cycles found by a set, so a value

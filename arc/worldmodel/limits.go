@@ -91,7 +91,15 @@ type reprWriter struct {
 	out   strings.Builder
 	path  map[starlark.Value]bool
 	count int
+	depth int
 }
+
+// MaxReprDepth is how deeply nested a value str(), repr(), print() and
+// fail() of a Starlark world model may print: 10,000 levels of lists,
+// tuples, sets and dicts (Python stops at 1,000). A deeper value is an
+// error of the call, not a stack overflow of the whole process (each level
+// costs the printer about 1 KiB of stack; a million levels crashed it).
+const MaxReprDepth = 10000
 
 func (w *reprWriter) visit() error {
 	w.t.Steps++
@@ -111,6 +119,13 @@ func (w *reprWriter) visit() error {
 func (w *reprWriter) write(v starlark.Value) error {
 	if err := w.visit(); err != nil {
 		return err
+	}
+	switch v.(type) {
+	case *starlark.List, starlark.Tuple, *starlark.Set, *starlark.Dict:
+		if w.depth++; w.depth > MaxReprDepth {
+			return fmt.Errorf("value nested deeper than %d levels cannot be printed", MaxReprDepth)
+		}
+		defer func() { w.depth-- }()
 	}
 	switch v := v.(type) {
 	case starlark.String:

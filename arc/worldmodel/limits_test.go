@@ -92,15 +92,19 @@ def world_model_engine(state, action):
 			}
 		})
 	}
-	t.Run("a value nested 300,000 deep prints in linear time within the budget", func(t *testing.T) {
+	t.Run("a value nested 10,000 deep prints; one a million deep is an error of the call, not a crash", func(t *testing.T) {
 		dir := modelDir(t, map[string]string{EngineFile: `
 def world_model_engine(state, action):
     x = []
-    for i in range(300000):
+    for i in range(9999):
         x = [x]
     s = str(x)
-    if len(s) != 600002:
+    if len(s) != 20000:
         fail("length", len(s))
+    if action["name"] == "ACTION2":
+        for i in range(1000000):
+            x = [x]
+        s = str(x)
     return state, RUNNING
 `})
 		m := load(t, dir)
@@ -111,6 +115,10 @@ def world_model_engine(state, action):
 		}
 		if _, _, err := m.Step(ctx, s, session.Action{Name: "ACTION1"}); err != nil {
 			t.Fatal(err)
+		}
+		_, _, err = m.Step(ctx, s, session.Action{Name: "ACTION2"})
+		if err == nil || !strings.Contains(err.Error(), "value nested deeper than 10000 levels cannot be printed") {
+			t.Fatalf("err = %v, want the depth limit", err)
 		}
 	})
 }

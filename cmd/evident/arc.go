@@ -66,6 +66,9 @@ func arcFlags() []cli.Flag {
 			"(chosen by --model-cmd python, or a workspace with " + worldmodel.PythonEngineFile + " and no " + worldmodel.EngineFile + ") runs with the first python3 on PATH " +
 			"that imports numpy, else " + strings.Join(worldmodel.FallbackPythons, " or ") + "; the one chosen is named on stderr"},
 		&cli.StringFlag{Name: "script-prefix", Usage: "print `NAME: ` before the report's headline lines, as baseline1's script NAME does (the workspace launchers set it)"},
+		&cli.Int64Flag{Name: "model-memory", Usage: "memory limit of the world model in MiB (0: the default, " + fmt.Sprint(worldmodel.DefaultMemoryLimit>>20) +
+			" MiB for Starlark, heap growth watched during each call; " + fmt.Sprint(worldmodel.DefaultSubprocessMemory>>20) + " MiB of address space for --model-cmd under bwrap)"},
+		&cli.StringFlag{Name: "sandbox", Value: "auto", Usage: "with --model-cmd: auto (bubblewrap where it works, else the guard rails, with a notice), bwrap (fail without it) or off"},
 		&cli.DurationFlag{Name: "call-timeout", Value: time.Minute, Usage: "with --model-cmd: time limit of one engine, reconstruction, renderer or overrides call (0: none; the planner has the run's limit)"},
 		// The time limit is a rule of the harness, not an agent's choice;
 		// tests shorten it.
@@ -83,6 +86,10 @@ func arcModel(ctx context.Context, cmd *cli.Command, name string) (worldmodel.Mo
 	var m worldmodel.Model
 	var err error
 	ws := cmd.String("workspace")
+	if cmd.Int64("model-memory") < 0 {
+		return nil, cli.Exit(name+": --model-memory must be 0 or more MiB", 2)
+	}
+	mib := cmd.Int64("model-memory") << 20
 	command := cmd.String("model-cmd")
 	if strings.TrimSpace(command) == worldmodel.PythonCommand || (command == "" && arcIsPython(cmd, ws)) {
 		var py worldmodel.Python
@@ -94,18 +101,32 @@ func arcModel(ctx context.Context, cmd *cli.Command, name string) (worldmodel.Mo
 		command = py.Command()
 	}
 	if command != "" {
+		var mode worldmodel.SandboxMode
+		switch cmd.String("sandbox") {
+		case "auto":
+			mode = worldmodel.SandboxAuto
+		case "bwrap":
+			mode = worldmodel.SandboxBwrap
+		case "off":
+			mode = worldmodel.SandboxOff
+		default:
+			return nil, cli.Exit(fmt.Sprintf("%s: --sandbox %q: want auto, bwrap or off", name, cmd.String("sandbox")), 2)
+		}
 		m, err = worldmodel.LoadSubprocess(ctx, worldmodel.SubprocessOptions{
 			Command:     command,
 			Dir:         ws,
 			Print:       cmd.Root().ErrWriter,
 			CallTimeout: cmd.Duration("call-timeout"),
+			Sandbox:     mode,
+			MemoryLimit: mib,
 		})
 	} else {
 		m, err = worldmodel.LoadStarlark(ctx, worldmodel.StarlarkOptions{
-			Dir:       ws,
-			CallSteps: cmd.Uint64("call-steps"),
-			PlanSteps: cmd.Uint64("plan-steps"),
-			Print:     cmd.Root().ErrWriter,
+			Dir:         ws,
+			CallSteps:   cmd.Uint64("call-steps"),
+			PlanSteps:   cmd.Uint64("plan-steps"),
+			Print:       cmd.Root().ErrWriter,
+			MemoryLimit: mib,
 		})
 	}
 	if err != nil {
