@@ -148,9 +148,15 @@ func (e *transportError) Unwrap() error { return e.err }
 
 const redacted = "[REDACTED]"
 
+// minScrubbed is the shortest key scrub removes from texts, in bytes.
+const minScrubbed = 8
+
 // scrub removes the secret from s and cuts s to max bytes (0: no cut).
 func scrub(s, secret string, max int) string {
-	if secret != "" {
+	// A "key" of a few characters (a placeholder such as OPENAI_API_KEY=x
+	// for a local server) is no secret worth a mangled message: replacing
+	// every "x" made "answer e[REDACTED]ceeds the response cap".
+	if len(secret) >= minScrubbed {
 		s = strings.ReplaceAll(s, secret, redacted)
 	}
 	s = strings.TrimSpace(s)

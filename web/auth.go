@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Session and login limits (issue 15 item 4). A session is server-side
@@ -22,8 +23,9 @@ const (
 	// MaxSessions is the most logged-in sessions kept; a login past it
 	// ends the one used least recently, so memory stays bounded.
 	MaxSessions = 4096
-	// MinTokenLength is the shortest --token accepted (in bytes): 16
-	// random characters are beyond guessing at the login rate limit.
+	// MinTokenLength is the shortest --token accepted, in characters
+	// (runes): 16 random characters are beyond guessing at the login rate
+	// limit.
 	MinTokenLength = 16
 	// LoginFailuresPerMinute is how many wrong tokens the server takes per
 	// minute from all clients together; past it /login answers 429 until
@@ -139,10 +141,10 @@ func (s *sessions) failed() {
 }
 
 // checkToken is the token rule: empty (no login) or at least MinTokenLength
-// bytes.
+// characters.
 func checkToken(token string) error {
-	if token != "" && len(token) < MinTokenLength {
-		return fmt.Errorf("--token is %d characters; use at least %d random characters (e.g. openssl rand -base64 24)", len(token), MinTokenLength)
+	if n := utf8.RuneCountInString(token); token != "" && n < MinTokenLength {
+		return fmt.Errorf("--token is %d characters; use at least %d random characters (e.g. openssl rand -base64 24)", n, MinTokenLength)
 	}
 	return nil
 }

@@ -131,6 +131,7 @@ func TestTokenStrength(t *testing.T) {
 		{"a 16-character token is accepted", "0.0.0.0:8080", "sixteen-chars-xx", true},
 		{"a short token is refused on loopback too", "127.0.0.1:8080", "abc", false},
 		{"no token on loopback is fine", "127.0.0.1:8080", "", true},
+		{"six Hangul syllables are six characters, not eighteen bytes", "0.0.0.0:8080", "가나다라마바", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,7 +73,7 @@
 // Without a token the server answers only requests whose Host is a loopback
 // name or address (a guard against DNS rebinding), and CheckAddr refuses to
 // listen on anything but loopback. A token must be at least MinTokenLength
-// (16) bytes. With a token every page but /login and /static needs a live
+// (16) characters. With a token every page but /login and /static needs a live
 // server-side session: /login compares the token in constant time, then
 // issues a new session id (so one planted before login is worthless) and
 // an auth cookie bound to it; the session ends at logout (a copied cookie

@@ -585,7 +585,7 @@ func (h *Held) MoveWith(ctx context.Context, act session.Action, mo MoveOptions)
 			return nil, expired(err)
 		}
 		if mayHavePlayed(err) {
-			return nil, h.lag(st, fmt.Sprintf("the server may have played %s (step_index %d) but its answer was not received: %v", act, st.StepIndex+1, err), err)
+			return nil, h.lag(st, fmt.Sprintf("the server may have played %s (step_index %d) but its answer was not received", act, st.StepIndex+1), err)
 		}
 		if errors.Is(err, ErrGameOver) {
 			if werr := c.writeState(st); werr != nil {
@@ -616,7 +616,7 @@ func (h *Held) record(st *State, act session.Action, resp *api.FrameResponse, re
 	res := &Result{Action: act, Response: resp, State: *st, Status: session.Running}
 	sr, err := resp.Session(st.StepIndex)
 	fail := func(err error) (*Result, error) {
-		return nil, h.lag(st, fmt.Sprintf("the server played %s (step_index %d) but its response could not be recorded: %v", act, st.StepIndex, err), err)
+		return nil, h.lag(st, fmt.Sprintf("the server played %s (step_index %d) but its response could not be recorded", act, st.StepIndex), err)
 	}
 	if err != nil {
 		return fail(err)

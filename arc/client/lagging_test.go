@@ -91,7 +91,7 @@ func TestGameGoneSoonAfterAStartSaysTheServerForgotIt(t *testing.T) {
 	f.closed = true
 	f.mu.Unlock()
 	_, err := c.Move(ctx, session.Action{Name: "ACTION1"}, nil)
-	if !errors.Is(err, client.ErrScorecardExpired) || !strings.Contains(err.Error(), "well within its 15m0s idle limit: it was restarted") {
+	if !errors.Is(err, client.ErrScorecardExpired) || !strings.Contains(err.Error(), "although the last command was only 1m0s ago, within its 15m0s idle limit: it was restarted") {
 		t.Fatalf("first: %v", err)
 	}
 	f.advance(time.Minute)

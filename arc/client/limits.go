@@ -112,8 +112,12 @@ func (e *ExpiredError) Error() string {
 	case e.Last.IsZero() || e.Idle < IdleWarnAfter:
 		// Too soon for the idle limit (even with the two clocks apart): the
 		// server restarted, or closed the scorecard for another reason.
-		return fmt.Sprintf("the server no longer knows game %s (guid %s), %s after the last command, well within its %s idle limit: it was restarted, or its scorecard %s was closed (or opened over 3 days ago); the game cannot go on (%v)",
-			e.GameID, e.GUID, gap, limit, e.CardID, e.Server)
+		ago := "at an unknown time"
+		if !e.Last.IsZero() {
+			ago = "only " + e.Idle.Round(time.Second).String() + " ago"
+		}
+		return fmt.Sprintf("the server no longer knows game %s (guid %s) although the last command was %s, within its %s idle limit: it was restarted, or its scorecard %s was closed (or opened over 3 days ago); the game cannot go on (%v)",
+			e.GameID, e.GUID, ago, limit, e.CardID, e.Server)
 	}
 	return fmt.Sprintf("the server no longer knows game %s (guid %s) after %s without a command: its scorecard %s expired (the server closes a scorecard after %s idle, or 3 days after it opened); the game cannot go on (%v)",
 		e.GameID, e.GUID, gap, e.CardID, limit, e.Server)
@@ -172,16 +176,29 @@ func mayHavePlayed(err error) bool {
 	return true
 }
 
-// lag marks the state Lagging with why (also State.Ended) and returns the
-// error for it, wrapping cause.
+// lag marks the state Lagging, with why and cause (when not nil) as
+// State.Ended, and returns the error for it, wrapping cause.
 func (h *Held) lag(st *State, why string, cause error) error {
-	st.Lagging, st.Ended = true, why
-	err := fmt.Errorf("client: %w: %s; the recorded session no longer matches the game, so later commands are refused; start a new game (the old session is moved aside)", ErrLagging, why)
-	if werr := h.c.writeState(st); werr != nil {
-		return errors.Join(err, cause, werr)
+	if cause != nil {
+		why += ": " + cause.Error()
 	}
-	return errors.Join(err, cause)
+	st.Lagging, st.Ended = true, why
+	err := fmt.Errorf("client: %w: %s; the recorded session no longer matches the game, so later commands are refused", ErrLagging, why)
+	if cause != nil {
+		err = &lagError{err: err, cause: cause}
+	}
+	if werr := h.c.writeState(st); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
 }
+
+// lagError is lag's error: its text already holds the cause's, which it
+// also wraps (errors.Is and As reach both).
+type lagError struct{ err, cause error }
+
+func (e *lagError) Error() string   { return e.err.Error() }
+func (e *lagError) Unwrap() []error { return []error{e.err, e.cause} }
 
 // gameGone reports whether err is the server's answer for a game or
 // scorecard it no longer has: 400 or 404 whose text says "not found"

@@ -228,6 +228,9 @@ func arcClientCommand() *cli.Command {
 					if warn := client.IdleWarning(&last.State, c.Now()); warn != "" {
 						fmt.Fprintln(cmd.Root().ErrWriter, warn)
 					}
+					if st := last.State; (st.Lagging || st.Expired) && st.Ended != "" {
+						fmt.Fprintln(cmd.Root().ErrWriter, "warning: the game in this workspace has ended, further moves are refused: "+st.Ended)
+					}
 					if cmd.Bool("verbose") {
 						st := last.State
 						fmt.Fprintf(w, "game %s at %s (scorecard %s, guid %s)\n", st.GameID, st.BaseURL, st.CardID, st.GUID)

@@ -34,7 +34,7 @@ var counterModel = map[string]string{
 
 // helperScript prints one line per fact checked.
 const helperScript = `
-import json, shutil, tempfile
+import json, shutil
 from pathlib import Path
 import numpy as np
 from session_tools import read_all_attempts_for_level, read_attempt_for_level, read_current_attempt, get_current_level_id
@@ -82,7 +82,7 @@ try:
 except ValueError as e:
     print("bom", e)
 # evident's older recordings: action ids as ints.
-tmp = Path(tempfile.mkdtemp())
+tmp = Path("old-format")  # in the test's workspace, removed with it
 shutil.copytree("client/session", tmp / "session")
 m = tmp / "session" / "level_01_attempt_01" / "step_0002_metadata.json"
 d = json.loads(m.read_text())
