@@ -80,5 +80,9 @@
 // (store.UpdateCard, so later runs of the dataset keep it, and a blocked or
 // undone one is taken out); an accepted ending is the run's endings plus it,
 // an undone one the run's endings without it. The new run keeps the run's
-// other settings and the import's rejected rows.
+// other settings and the import's rejected rows. Every accepted ending
+// (active "add") is also used by evident import and evident judge --db:
+// ReviewedProfile is the one function that adds them to a profile, for the
+// two commands and for ApplyEnding alike, so an ending accepted on one run
+// reaches every later judgement of the store (decisions are store-wide).
 package runstore

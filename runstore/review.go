@@ -61,12 +61,14 @@ func ApplyCanon(ctx context.Context, db *store.DB, run store.RunInfo, characterI
 }
 
 // ApplyEnding judges the run's dataset again when the run's profile
-// disagrees with the active decision for ending (store.QueueEnding): "add"
+// disagrees with the active ending decisions (store.QueueEnding): "add"
 // wants the ending in the list, "skip" or no active decision wants it out
 // (only endings a review added can be taken out: a candidate is never one of
-// the profile's own). The new profile is the run's (ProfileOf) with the
-// ending added or removed, stored on the new run as RunMeta.Endings. It
-// returns the new run and true, or run and false when nothing had to change.
+// the profile's own). The new profile is the run's (ProfileOf) without
+// ending when it is no longer wanted, then ReviewedProfile of that (every
+// accepted ending added, as import and judge --db do), stored on the new run
+// as RunMeta.Endings. It returns the new run and true, or run and false when
+// the profile did not change.
 func ApplyEnding(ctx context.Context, db *store.DB, run store.RunInfo, ending string, o Options) (store.RunInfo, bool, error) {
 	if run.DatasetID == 0 {
 		return run, false, ErrNotReviewable
@@ -75,20 +77,49 @@ func ApplyEnding(ctx context.Context, db *store.DB, run store.RunInfo, ending st
 	if err != nil {
 		return run, false, err
 	}
-	p, err := ProfileOf(run)
+	old, err := ProfileOf(run)
 	if err != nil {
 		return run, false, err
 	}
-	has := review.HasEnding(p, ending)
-	switch {
-	case want == review.EndingAdd && !has:
-		p = p.With([]string{ending}, nil)
-	case want != review.EndingAdd && has:
+	p := old
+	if want != review.EndingAdd && review.HasEnding(p, ending) {
 		p = (&speech.Profile{Name: p.Name}).With(slices.DeleteFunc(slices.Clone(p.Endings), func(e string) bool { return e == ending }), p.Exceptions)
-	default:
+	}
+	if p, err = ReviewedProfile(ctx, db, p); err != nil {
+		return run, false, err
+	}
+	if slices.Equal(Endings(p), Endings(old)) {
 		return run, false, nil
 	}
 	return rejudge(ctx, db, run, p, o)
+}
+
+// ReviewedProfile is base with every ending of an active "add" decision of
+// the endings queue (AcceptedEndings) appended in the order decided, except
+// those base already lists; base itself when there is none (spec persona.md
+// "Evaluation runner and manual review": a reviewed ending is used by the
+// next judgement). evident import, evident judge --db and the screen's
+// re-judge (ApplyEnding) all build their profile with it, so a dataset
+// judged after a review reads as the screen would. Decisions are global to
+// the store, not per dataset (store.Decide). A nil base is the seed's.
+func ReviewedProfile(ctx context.Context, db *store.DB, base *speech.Profile) (*speech.Profile, error) {
+	if base == nil {
+		base = speech.Seed()
+	}
+	accepted, err := AcceptedEndings(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	var add []string
+	for _, e := range accepted {
+		if !review.HasEnding(base, e) && !slices.Contains(add, e) {
+			add = append(add, e)
+		}
+	}
+	if len(add) == 0 {
+		return base, nil
+	}
+	return base.With(add, nil), nil
 }
 
 // AcceptedEndings are the endings with an active "add" decision, in the

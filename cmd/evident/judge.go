@@ -134,6 +134,11 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon i
 		return err
 	}
 	defer db.Close()
+	// Endings accepted in the endings queue are read as the screen's
+	// re-judge reads them (runstore.ReviewedProfile).
+	if p, err = runstore.ReviewedProfile(ctx, db, p); err != nil {
+		return err
+	}
 	o := runstore.Options{Profile: p, Workers: int(cmd.Int("workers")), TempDir: cmd.String("tmp")}
 	var outs outputs
 	defer outs.cleanup()

@@ -179,6 +179,11 @@ func runImport(ctx context.Context, cmd *cli.Command) (err error) {
 	}
 	defer db.Close()
 	errw := cmd.Root().ErrWriter
+	// Endings accepted in the endings queue are read as the screen's
+	// re-judge reads them (runstore.ReviewedProfile).
+	if p, err = runstore.ReviewedProfile(ctx, db, p); err != nil {
+		return err
+	}
 	o := runstore.Options{Name: cmd.String("name"), Profile: p, Strict: !cmd.Bool("keep-going"),
 		Reject: func(r persona.Reject) { fmt.Fprintf(errw, "reject %s:%d: %s\n", r.File, r.Line, r.Reason) }}
 	t := runstore.Tables{Turns: turns, Cards: cards, Lexicon: lexicon}
