@@ -4,13 +4,16 @@ package main
 //
 //	evident crystal score (--demo [--preds FILE...] | --refs FILE --preds FILE...) [--profile seed|paper]
 //	    [--embedder lexical|onnx [--model-dir DIR] [--onnx-lib FILE] [--batch-size N]]
-//	    [--threshold X] [--order lis|kendall] [--json] [--items FILE]
+//	    [--threshold X] [--order lis|kendall] [--json] [--items FILE] [--db FILE [--name TEXT]]
 //	evident crystal run (--demo | --data FILE) --model NAME [--base-url URL] [--api-key-env NAME]
 //	    [--out FILE] [--concurrency N] [--rps X] [--timeout D] [--retries N] [--no-progress]
 //
 // score: the table (or its JSON with --json) goes to stdout, per-item
 // evidence to --items as JSON Lines; progress of the onnx embedder goes to
-// stderr. --demo scores the embedded sample's references against its three
+// stderr. --db FILE also saves the run (its table, per-item evidence and
+// inputs) in that SQLite store, where `evident serve --db FILE` lists it
+// beside the judge's runs (issue 16 item 3); "stored CRYSTAL run N in FILE"
+// goes to stderr, stdout is unchanged. --demo scores the embedded sample's references against its three
 // fictional models, or against --preds (e.g. what `crystal run --demo` wrote).
 //
 // run (issue 5 item 4, package evident/crystal/run): asks an OpenAI-compatible
@@ -32,6 +35,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +49,7 @@ import (
 	"evident/crystal/report"
 	"evident/crystal/run"
 	"evident/llm"
+	"evident/store"
 )
 
 func crystalCommand() *cli.Command {
@@ -72,6 +77,8 @@ func crystalScoreCommand() *cli.Command {
 			&cli.StringFlag{Name: "order", Value: string(crystal.OrderLIS), Usage: "order score of Ord.F1: lis or kendall"},
 			&cli.BoolFlag{Name: "json", Usage: "print the table as JSON"},
 			&cli.StringFlag{Name: "items", Usage: "write per-item evidence here as JSON Lines (matched pairs with similarity, unmatched steps, the answer rule that decided)"},
+			&cli.StringFlag{Name: "db", Usage: "also save the run in this SQLite store (see evident serve --db)"},
+			&cli.StringFlag{Name: "name", Usage: "--db: the run's name in the store (default: the input files, or \"Demo sample\")"},
 		},
 		Action: runCrystalScore,
 	}
@@ -105,10 +112,46 @@ func runCrystalScore(ctx context.Context, cmd *cli.Command) error {
 			return err
 		}
 	}
+	if path := cmd.String("db"); path != "" {
+		if err := saveCrystalRun(ctx, cmd, path, items, runs, tab); err != nil {
+			return err
+		}
+	}
 	if cmd.Bool("json") {
 		return tab.WriteJSON(cmd.Root().Writer)
 	}
 	return tab.WriteText(cmd.Root().Writer)
+}
+
+// saveCrystalRun saves the scored run in the store at path (--db), named by
+// --name or after its inputs, and says so on stderr.
+func saveCrystalRun(ctx context.Context, cmd *cli.Command, path string, items []crystal.Item, runs []report.Run, tab report.Table) error {
+	source := "embedded sample (crystal/demo)"
+	if !cmd.Bool("demo") {
+		source = "--refs " + cmd.String("refs")
+	}
+	for _, p := range cmd.StringSlice("preds") {
+		source += " --preds " + p
+	}
+	name := strings.TrimSpace(cmd.String("name"))
+	if name == "" {
+		name = "Demo sample"
+		if !cmd.Bool("demo") {
+			name = filepath.Base(cmd.String("refs"))
+		}
+		name += " · " + string(tab.Profile) + " profile"
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return fmt.Errorf("--db %s: %w", path, err)
+	}
+	defer db.Close()
+	info, err := db.SaveCrystalRun(ctx, store.CrystalRunMeta{Name: name, Source: source}, items, runs, tab)
+	if err != nil {
+		return fmt.Errorf("--db %s: %w", path, err)
+	}
+	fmt.Fprintf(cmd.Root().ErrWriter, "stored CRYSTAL run %d in %s (evident serve --db %s)\n", info.ID, path, path)
+	return nil
 }
 
 // crystalInputs resolves --demo [--preds] or --refs/--preds. Predictions
