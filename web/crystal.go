@@ -112,7 +112,12 @@ func scoreCrystal(ctx context.Context, items []crystal.Item, runs []report.Run, 
 	if err != nil {
 		return nil, err
 	}
-	r := &crystalRun{Created: time.Now(), items: items, index: make(map[string]int, len(items)), runs: runs,
+	return newCrystalRun(items, runs, t, sim, time.Now()), nil
+}
+
+// newCrystalRun indexes a scored table for the pages.
+func newCrystalRun(items []crystal.Item, runs []report.Run, t report.Table, sim embedder.Similarity, created time.Time) *crystalRun {
+	r := &crystalRun{Created: created, items: items, index: make(map[string]int, len(items)), runs: runs,
 		replies: map[string]map[string]crystal.Reply{}, rows: map[string]int{}, table: t, sim: sim}
 	for i, it := range items {
 		r.index[it.ID] = i
@@ -123,7 +128,7 @@ func scoreCrystal(ctx context.Context, items []crystal.Item, runs []report.Run, 
 	for k, row := range t.Rows {
 		r.rows[row.Model] = k
 	}
-	return r, nil
+	return r
 }
 
 // demoCrystal scores the embedded sample (crystal/demo) under both profiles:
@@ -165,14 +170,22 @@ func demoCrystal(ctx context.Context) ([]*crystalRun, error) {
 // ---- handlers ------------------------------------------------------------------
 
 func (s *Server) crystalRunsPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, "crystal_runs", s.newCrystalRunsPage())
+	s.render(w, r, http.StatusOK, "crystal_runs", s.newCrystalRunsPage(r.Context()))
 }
 
 func (s *Server) crystalRun(w http.ResponseWriter, r *http.Request) (*crystalRun, bool) {
 	run, ok := s.crystal.get(r.PathValue("run"))
 	if !ok {
+		var err error
+		run, ok, err = s.storedCrystal(r.Context(), r.PathValue("run"))
+		if err != nil {
+			s.crystalFail(w, r, http.StatusInternalServerError, "The CRYSTAL run could not be read from the store", err.Error())
+			return nil, false
+		}
+	}
+	if !ok {
 		s.crystalFail(w, r, http.StatusNotFound, "No such CRYSTAL run",
-			"The runs of this server are listed on /crystal. Uploaded runs live in memory and are gone after a restart.")
+			"The runs of this server are listed on /crystal. Uploaded runs live in memory and are gone after a restart; runs saved with crystal score --db stay.")
 	}
 	return run, ok
 }

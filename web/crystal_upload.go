@@ -22,7 +22,7 @@ import (
 // scores them and keeps the run in memory. Nothing is kept when any file is
 // refused.
 func (s *Server) crystalScore(w http.ResponseWriter, r *http.Request) {
-	page := s.newCrystalRunsPage()
+	page := s.newCrystalRunsPage(r.Context())
 	refuse := func(status int, msg, detail string) {
 		page.Error, page.Detail = msg, detail
 		s.render(w, r, status, "crystal_runs", page)

@@ -69,7 +69,7 @@ type crystalRunsPage struct {
 	Error, Detail string
 }
 
-func (s *Server) newCrystalRunsPage() *crystalRunsPage {
+func (s *Server) newCrystalRunsPage(ctx context.Context) *crystalRunsPage {
 	p := &crystalRunsPage{Keep: crystalKeep, MaxMiB: s.opt.MaxUpload >> 20, Profile: string(crystal.ProfileSeed)}
 	if p.MaxMiB == 0 {
 		p.MaxMiB = 1
@@ -77,6 +77,7 @@ func (s *Server) newCrystalRunsPage() *crystalRunsPage {
 	for _, r := range s.crystal.list() {
 		p.Runs = append(p.Runs, r.head())
 	}
+	p.Runs = append(p.Runs, s.storedCrystalHeads(ctx)...)
 	return p
 }
 
