@@ -181,7 +181,9 @@ func arcResultsCommand() *cli.Command {
 				}
 				rs = append(rs, r)
 			}
-			agent.WriteResultsTable(cmd.Root().Writer, rs)
+			if len(rs) > 0 { // no table at all when no run could be read
+				agent.WriteResultsTable(cmd.Root().Writer, rs)
+			}
 			if len(errs) > 0 {
 				return cli.Exit("arc results: "+errors.Join(errs...).Error(), 1)
 			}

@@ -73,7 +73,7 @@ func crystalScoreCommand() *cli.Command {
 			&cli.StringFlag{Name: "model-dir", Usage: "onnx: directory with model.onnx (or onnx/model.onnx) and tokenizer.json, e.g. an export of all-distilroberta-v1"},
 			&cli.StringFlag{Name: "onnx-lib", Usage: "onnx: path of libonnxruntime.so (default $" + embedder.LibraryEnv + ")"},
 			&cli.IntFlag{Name: "batch-size", Value: embedder.DefaultBatchSize, Usage: "onnx: texts per model run"},
-			&cli.Float64Flag{Name: "threshold", Usage: "match threshold (default: 0.30 for lexical, 0.35 for embeddings)"},
+			&cli.Float64Flag{Name: "threshold", HideDefault: true, Usage: "match threshold (default: 0.30 for lexical, 0.35 for embeddings)"},
 			&cli.StringFlag{Name: "order", Value: string(crystal.OrderLIS), Usage: "order score of Ord.F1: lis or kendall"},
 			&cli.BoolFlag{Name: "json", Usage: "print the table as JSON"},
 			&cli.StringFlag{Name: "items", Usage: "write per-item evidence here as JSON Lines (matched pairs with similarity, unmatched steps, the answer rule that decided)"},
