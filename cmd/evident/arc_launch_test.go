@@ -116,15 +116,12 @@ func newLaunchWS(t *testing.T, game string) *launchWS {
 	return w
 }
 
-// run runs `python3 SCRIPT ARGS` in dir (relative to the workspace) and
-// returns its stdout and exit status; stderr must stay empty (errors go to
-// stdout, as baseline1's scripts print them).
-func (w *launchWS) run(dir, script string, args ...string) (string, int) {
+// runAll runs `python3 SCRIPT ARGS` in the workspace folder dir and returns
+// stdout, stderr and the exit status.
+func (w *launchWS) runAll(dir, script string, args ...string) (string, string, int) {
 	w.t.Helper()
 	cmd := exec.Command(w.py, append([]string{script}, args...)...)
 	cmd.Dir = filepath.Join(w.dir, dir)
-	// The binary recorded at init is the one under test; EVIDENT_BIN must
-	// not point elsewhere.
 	cmd.Env = append(os.Environ(), "EVIDENT_BIN=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -136,10 +133,19 @@ func (w *launchWS) run(dir, script string, args ...string) (string, int) {
 	} else if err != nil {
 		w.t.Fatal(err)
 	}
-	if stderr.Len() > 0 {
-		w.t.Errorf("%s %q wrote to stderr:\n%s", script, args, stderr.String())
+	return stdout.String(), stderr.String(), code
+}
+
+// run runs `python3 SCRIPT ARGS` in dir (relative to the workspace) and
+// returns its stdout and exit status; stderr must stay empty (errors go to
+// stdout, as baseline1's scripts print them).
+func (w *launchWS) run(dir, script string, args ...string) (string, int) {
+	w.t.Helper()
+	stdout, stderr, code := w.runAll(dir, script, args...)
+	if stderr != "" {
+		w.t.Errorf("%s %q wrote to stderr:\n%s", script, args, stderr)
 	}
-	return stdout.String(), code
+	return stdout, code
 }
 
 // patch replaces old by new in one workspace file (which must contain it).

@@ -7,9 +7,6 @@ package main
 // evident's own hints.
 
 import (
-	"bytes"
-	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,26 +14,6 @@ import (
 
 	"evident/arc/games"
 )
-
-// runAll runs `python3 SCRIPT ARGS` in the workspace folder dir and returns
-// stdout, stderr and the exit status.
-func (w *launchWS) runAll(dir, script string, args ...string) (string, string, int) {
-	w.t.Helper()
-	cmd := exec.Command(w.py, append([]string{script}, args...)...)
-	cmd.Dir = filepath.Join(w.dir, dir)
-	cmd.Env = append(os.Environ(), "EVIDENT_BIN=")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	return stdout.String(), stderr.String(), code
-}
 
 const officialNames = "Use official names only: RESET, ACTION1, ACTION2, ACTION3, ACTION4, ACTION5, ACTION6, ACTION7."
 
