@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"evident/arc/frame"
+	"evident/internal/file"
 )
 
 // maxASCIIBytes caps an ASCII frame read: MaxSide² hex digits plus
@@ -26,17 +26,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // parse_ascii_grid does (blank lines skipped, either case); errors name the
 // file.
 func readASCII(path string) (frame.Grid, error) {
-	f, err := os.Open(path)
+	b, err := file.ReadCapped(path, maxASCIIBytes)
 	if err != nil {
 		return frame.Grid{}, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxASCIIBytes+1))
-	if err != nil {
-		return frame.Grid{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxASCIIBytes {
-		return frame.Grid{}, fmt.Errorf("%s: larger than %d bytes", path, maxASCIIBytes)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		//lint:ignore ST1005 baseline1's ascii_to_png.py wording

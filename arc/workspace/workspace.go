@@ -3,8 +3,8 @@ package workspace
 import (
 	"embed"
 	"encoding/json"
+	"evident/internal/file"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -191,17 +191,9 @@ func Init(dir string, opts Options) ([]string, error) {
 func ReadConfig(dir string) (Config, error) {
 	var cfg Config
 	p := filepath.Join(dir, ConfigFile)
-	f, err := os.Open(p)
+	b, err := file.ReadCapped(p, maxConfigBytes)
 	if err != nil {
 		return cfg, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return cfg, fmt.Errorf("%s: %w", p, err)
-	}
-	if len(b) > maxConfigBytes {
-		return cfg, fmt.Errorf("%s: larger than %d bytes", p, maxConfigBytes)
 	}
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		return cfg, fmt.Errorf("%s: %w", p, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"evident/crystal"
 	"evident/internal/datauri"
+	"evident/internal/file"
 )
 
 // Refusals of an input set, both wrapping ErrInput (CheckPredictions).
@@ -38,17 +38,12 @@ type File struct {
 // ReadFile reads the file at path into a File, refusing one over
 // MaxInputBytes. Errors wrap ErrInput and name the path.
 func ReadFile(path string) (File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return File{}, inputErr(path, 0, "%v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxInputBytes+1))
-	if err != nil {
-		return File{}, inputErr(path, 0, "%v", err)
-	}
-	if len(data) > MaxInputBytes {
+	data, err := file.ReadCapped(path, MaxInputBytes)
+	switch {
+	case errors.Is(err, file.ErrTooLarge):
 		return File{}, inputErr(path, 0, "larger than %d MiB", MaxInputBytes>>20)
+	case err != nil:
+		return File{}, inputErr(path, 0, "%v", err)
 	}
 	return File{Name: path, Data: data}, nil
 }

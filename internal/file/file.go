@@ -17,7 +17,7 @@ import (
 var ErrTooLarge = errors.New("file larger than its limit")
 
 // ReadCapped reads the file at path whole when it holds at most limit bytes;
-// a longer file is an error naming path and the limit (matching
+// a longer file is the error "PATH: larger than N bytes" (matching
 // ErrTooLarge), read no further than limit+1 bytes. A missing file's error
 // matches fs.ErrNotExist.
 func ReadCapped(path string, limit int64) ([]byte, error) {
@@ -31,10 +31,23 @@ func ReadCapped(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: %w (%d bytes)", path, ErrTooLarge, limit)
+		return nil, &tooLarge{path: path, limit: limit}
 	}
 	return b, nil
 }
+
+// tooLarge is ReadCapped's error for a file over its limit: "PATH: larger
+// than N bytes", matching ErrTooLarge.
+type tooLarge struct {
+	path  string
+	limit int64
+}
+
+func (e *tooLarge) Error() string {
+	return fmt.Sprintf("%s: larger than %d bytes", e.path, e.limit)
+}
+
+func (e *tooLarge) Is(target error) bool { return target == ErrTooLarge }
 
 // WriteAtomic replaces the file at path with data: written to a temporary
 // file in the same folder (created, with its parents, when missing), then
