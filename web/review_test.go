@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"evident/persona/evalrun"
 	queues "evident/persona/review"
 
 	"evident/persona"
@@ -72,15 +73,9 @@ func verdictChanges(t *testing.T, db *store.DB, a, b int64) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := map[string]persona.Verdict{}
-	for _, r := range ra {
-		before[r.TurnID] = r.Verdict
-	}
 	var out []string
-	for _, r := range rb {
-		if v := before[r.TurnID]; v != r.Verdict {
-			out = append(out, fmt.Sprintf("%s %s → %s", r.TurnID, v, r.Verdict))
-		}
+	for _, c := range evalrun.CompareRuns(ra, rb) {
+		out = append(out, fmt.Sprintf("%s %s → %s", c.TurnID, c.Before, c.After))
 	}
 	return out
 }

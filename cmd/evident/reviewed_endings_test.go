@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"evident/persona"
+	"evident/persona/evalrun"
 	"evident/persona/review"
 	"evident/store"
 )
@@ -81,15 +81,9 @@ func changedTurns(t *testing.T, db *store.DB, a, b int64) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := map[string]persona.Verdict{}
-	for _, r := range ra {
-		before[r.TurnID] = r.Verdict
-	}
 	var out []string
-	for _, r := range rb {
-		if v := before[r.TurnID]; v != r.Verdict {
-			out = append(out, fmt.Sprintf("%s %s → %s", r.TurnID, v, r.Verdict))
-		}
+	for _, c := range evalrun.CompareRuns(ra, rb) {
+		out = append(out, fmt.Sprintf("%s %s → %s", c.TurnID, c.Before, c.After))
 	}
 	return out
 }
