@@ -1,21 +1,16 @@
 package web
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
-	"evident/persona"
-	"evident/runstore"
 	"evident/store"
 )
 
@@ -174,102 +169,6 @@ func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="evident-run-%d.html"`, id))
 	w.Write(buf.Bytes())
-}
-
-// recordsExport writes the run's records matching the filter as JSON Lines.
-func (s *Server) recordsExport(w http.ResponseWriter, r *http.Request) {
-	id, ok := runID(r)
-	if !ok {
-		s.fail(w, r, http.StatusNotFound, "찾는 실행이 없습니다", "실행 번호는 1 이상의 정수입니다.")
-		return
-	}
-	recs, err := s.db.Records(r.Context(), id, parseFilter("", r.URL.Query()).store())
-	if err != nil {
-		s.storeFail(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/x-ndjson; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="evident-run-%d.jsonl"`, id))
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	for i := range recs {
-		if err := enc.Encode(&recs[i]); err != nil {
-			return
-		}
-	}
-	bw.Flush()
-}
-
-type runsPage struct {
-	Latest   int64
-	Runs     []runRow
-	Datasets []datasetRow
-	Accepted string // endings the review accepted, "니까 · 십쇼"; "" for none
-}
-
-type runRow struct {
-	ID               int64
-	URL, Started     string
-	Dataset          string
-	Profile          string
-	Judged, Rejected int
-	ByVerdict        []verdictCount
-}
-
-type datasetRow struct {
-	ID                    int64
-	Name, Imported        string
-	Turns, Cards, Lexicon int
-	Runs                  int
-	JudgeURL              string
-}
-
-func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	runs, err := s.db.Runs(ctx)
-	if err != nil {
-		s.storeFail(w, r, err)
-		return
-	}
-	sets, err := s.db.Datasets(ctx)
-	if err != nil {
-		s.storeFail(w, r, err)
-		return
-	}
-	names := map[int64]string{}
-	perSet := map[int64]int{}
-	for _, ds := range sets {
-		names[ds.ID] = ds.Name
-	}
-	p := &runsPage{}
-	accepted, err := runstore.AcceptedEndings(ctx, s.db)
-	if err != nil {
-		s.storeFail(w, r, err)
-		return
-	}
-	p.Accepted = strings.Join(accepted, " · ")
-	for i, run := range runs {
-		if i == 0 {
-			p.Latest = run.ID
-		}
-		perSet[run.DatasetID]++
-		row := runRow{ID: run.ID, URL: fmt.Sprintf("/runs/%d", run.ID), Started: localTime(run.StartedAt),
-			Dataset: names[run.DatasetID], Profile: run.Profile, Judged: run.Tally.Judged, Rejected: run.Tally.Rejected}
-		if run.DatasetID != 0 {
-			row.Dataset = fmt.Sprintf("#%d %s", run.DatasetID, names[run.DatasetID])
-		}
-		for _, v := range persona.Verdicts {
-			row.ByVerdict = append(row.ByVerdict, verdictCount{string(v), verdictClass[v], run.Tally.ByVerdict[v]})
-		}
-		p.Runs = append(p.Runs, row)
-	}
-	for _, ds := range sets {
-		p.Datasets = append(p.Datasets, datasetRow{ID: ds.ID, Name: ds.Name, Imported: localTime(ds.ImportedAt),
-			Turns: ds.Turns, Cards: ds.Cards, Lexicon: ds.Lexicon, Runs: perSet[ds.ID],
-			JudgeURL: fmt.Sprintf("/datasets/%d/judge", ds.ID)})
-	}
-	s.render(w, r, http.StatusOK, "runs", p)
 }
 
 // WriteReport writes run id of db as one self-contained HTML file: the same
