@@ -1,0 +1,298 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"evident/persona"
+)
+
+// Live judging (issue 17; migration 0006): turns judged one at a time by the
+// live API, each session's state kept between requests and restarts, and a
+// growing run per dataset holding their verdict rows.
+//
+// Decisions where the spec is silent:
+//   - turn_id is unique across all live turns (not per dataset): a re-send
+//     is recognised whichever dataset it names.
+//   - A session's state is one row per session_id, whatever dataset judged
+//     its turns (the state, persona/live.State, does not depend on cards).
+//   - The live run of a dataset is an ordinary run row with finished_at set
+//     when it is created, so run lists show it at once; each JudgeLive
+//     transaction appends its verdict rows and updates the run's judged,
+//     by_verdict and finished_at (the time of the last live turn). It has no
+//     precomputed summary and no fingerprints. IsLiveRun tells it apart.
+
+// ErrLiveConflict is returned, per row, by JudgeLive for a turn whose turn_id
+// was already judged live with a different row (an HTTP 409).
+var ErrLiveConflict = errors.New("store: turn_id already judged with a different row")
+
+// LiveTurn is one turn sent to JudgeLive: the row and its digest
+// (persona/live.Digest), which tells a re-send from a different row.
+type LiveTurn struct {
+	Turn   *persona.Turn
+	Digest string
+}
+
+// LiveResult is JudgeLive's answer for one turn: the record as stored JSON
+// (one line, no trailing newline, HTML not escaped) and whether it was a
+// re-send answered with the stored record.
+type LiveResult struct {
+	Record []byte
+	Repeat bool
+}
+
+// LiveRowError is JudgeLive's error when one of its turns cannot be judged:
+// Row is its 0-based index in the call, Err ErrLiveConflict or the step's
+// error (such as persona.ErrUnknownCharacter), wrapped with the turn_id. The
+// call then stored nothing: a request is judged whole or not at all.
+type LiveRowError struct {
+	Row int
+	Err error
+}
+
+func (e *LiveRowError) Error() string { return fmt.Sprintf("row %d: %v", e.Row+1, e.Err) }
+
+// Unwrap gives the row's error, for errors.Is(err, ErrLiveConflict).
+func (e *LiveRowError) Unwrap() error { return e.Err }
+
+// LiveStep judges turns[i] of a JudgeLive call against its session's state
+// (the stored JSON, nil for a session with no live turn yet) and returns its
+// record and the session's new state. An error rejects the row and, with it,
+// the whole call.
+type LiveStep func(i int, state []byte) (persona.Record, []byte, error)
+
+// JudgeLive judges turns in order against dataset datasetID's live run, in
+// one write transaction: for each turn, a stored turn_id with the same digest
+// gives the stored record (Repeat), one with another digest ErrLiveConflict;
+// otherwise step judges it with its session's state, and the record, the
+// verdict row in the live run and the session's new state are written. A
+// turn_id repeated inside turns is treated the same way against its first
+// occurrence. meta describes the live run when this call creates it (its
+// DatasetID is set to datasetID). It returns one result per turn and the live
+// run's id. On any error nothing of the call is stored (one transaction,
+// rolled back): a *LiveRowError for the first turn that could not be judged
+// (a conflict, a step error), else a fatal error (SQLite, an unknown dataset,
+// a record that does not encode, a context ended).
+func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turns []LiveTurn, step LiveStep) ([]LiveResult, int64, error) {
+	out := make([]LiveResult, len(turns))
+	var runID int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if runID, err = liveRun(ctx, tx, db, datasetID, meta); err != nil {
+			return err
+		}
+		var seq int64
+		var bv string
+		if err := tx.QueryRowContext(ctx, "SELECT judged, by_verdict FROM run WHERE id = ?", runID).Scan(&seq, &bv); err != nil {
+			return fmt.Errorf("store: live run %d: %w", runID, err)
+		}
+		byVerdict := map[persona.Verdict]int{}
+		if err := json.Unmarshal([]byte(bv), &byVerdict); err != nil {
+			return fmt.Errorf("store: live run %d tally: %w", runID, err)
+		}
+		getTurn, err := tx.PrepareContext(ctx, "SELECT digest, record FROM live_turn WHERE turn_id = ?")
+		if err != nil {
+			return err
+		}
+		defer getTurn.Close()
+		getState, err := tx.PrepareContext(ctx, "SELECT state FROM live_session WHERE session_id = ?")
+		if err != nil {
+			return err
+		}
+		defer getState.Close()
+		putTurn, err := tx.PrepareContext(ctx, `INSERT INTO live_turn (turn_id, session_id, dataset_id, run_id, seq, digest, record, arrived_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer putTurn.Close()
+		putVerdict, err := tx.PrepareContext(ctx, `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
+    model_id, prompt_id, verdict, summary, reply_text, record, summary_source)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'rule')`)
+		if err != nil {
+			return err
+		}
+		defer putVerdict.Close()
+
+		now := db.stamp()
+		states := map[string][]byte{} // sessions touched: their latest state
+		var order []string            // in first-touched order, for the writes
+		counts := map[string]int{}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		for i, lt := range turns {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			t := lt.Turn
+			var digest, rec string
+			switch err := getTurn.QueryRowContext(ctx, t.TurnID).Scan(&digest, &rec); {
+			case err == nil:
+				if digest != lt.Digest {
+					return &LiveRowError{Row: i, Err: fmt.Errorf("%w: turn %q", ErrLiveConflict, t.TurnID)}
+				} else {
+					out[i] = LiveResult{Record: []byte(rec), Repeat: true}
+				}
+				continue
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
+			}
+			state, seen := states[t.SessionID]
+			if !seen {
+				var s sql.NullString
+				if err := getState.QueryRowContext(ctx, t.SessionID).Scan(&s); err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("store: live session %q: %w", t.SessionID, err)
+				}
+				if s.Valid {
+					state = []byte(s.String)
+				}
+			}
+			r, next, err := step(i, state)
+			if err != nil {
+				return &LiveRowError{Row: i, Err: fmt.Errorf("turn %q: %w", t.TurnID, err)}
+			}
+			if !r.Verdict.Valid() {
+				return fmt.Errorf("%w: turn %q: verdict %q is not one of the five", ErrInvalid, t.TurnID, r.Verdict)
+			}
+			buf.Reset()
+			if err := enc.Encode(&r); err != nil {
+				return fmt.Errorf("store: turn %q: encode record: %w", t.TurnID, err)
+			}
+			js := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+			if _, err := putTurn.ExecContext(ctx, t.TurnID, t.SessionID, datasetID, runID, seq, lt.Digest, string(js), now); err != nil {
+				return fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
+			}
+			if _, err := putVerdict.ExecContext(ctx, runID, seq, r.TurnID, r.SessionID, r.CharacterID, r.ModelID, t.PromptID,
+				string(r.Verdict), r.Summary, nullString(t.ReplyText), string(js)); err != nil {
+				return fmt.Errorf("store: live verdict %q: %w", t.TurnID, err)
+			}
+			seq++
+			byVerdict[r.Verdict]++
+			if !seen {
+				order = append(order, t.SessionID)
+			}
+			states[t.SessionID] = next
+			counts[t.SessionID]++
+			out[i] = LiveResult{Record: append([]byte(nil), js...)}
+		}
+		for _, s := range order {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO live_session (session_id, state, turns, updated_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, turns = turns + excluded.turns, updated_at = excluded.updated_at`,
+				s, string(states[s]), counts[s], now); err != nil {
+				return fmt.Errorf("store: live session %q: %w", s, err)
+			}
+		}
+		if len(order) == 0 {
+			return nil
+		}
+		b, err := json.Marshal(byVerdict)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE run SET judged = ?, by_verdict = ?, finished_at = ? WHERE id = ?", seq, string(b), now, runID)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, runID, nil
+}
+
+// liveRun returns the live run of datasetID, creating it (and its live_run
+// row) inside tx when there is none.
+func liveRun(ctx context.Context, tx *sql.Tx, db *DB, datasetID int64, meta RunMeta) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, "SELECT run_id FROM live_run WHERE dataset_id = ?", datasetID).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("store: live run: %w", err)
+	}
+	endings := meta.Endings
+	if endings == nil {
+		endings = []string{}
+	}
+	eb, err := json.Marshal(endings)
+	if err != nil {
+		return 0, err
+	}
+	zero := map[persona.Verdict]int{}
+	for _, v := range persona.Verdicts {
+		zero[v] = 0
+	}
+	bv, err := json.Marshal(zero)
+	if err != nil {
+		return 0, err
+	}
+	now := db.stamp()
+	res, err := tx.ExecContext(ctx, `INSERT INTO run (dataset_id, started_at, finished_at, profile, endings, fingerprints, prompt_version, by_verdict)
+    VALUES (?, ?, ?, ?, ?, '{}', '', ?)`, datasetID, now, now, meta.Profile, string(eb), string(bv))
+	if err != nil {
+		return 0, fmt.Errorf("store: live run for dataset %d: %w", datasetID, err)
+	}
+	if id, err = res.LastInsertId(); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO live_run (dataset_id, run_id) VALUES (?, ?)", datasetID, id); err != nil {
+		return 0, fmt.Errorf("store: live run for dataset %d: %w", datasetID, err)
+	}
+	return id, nil
+}
+
+// LiveRecord returns the stored record JSON of live turn turnID (as
+// JudgeLive returned it), or ErrNotFound.
+func (db *DB) LiveRecord(ctx context.Context, turnID string) ([]byte, error) {
+	var rec string
+	err := db.sql.QueryRowContext(ctx, "SELECT record FROM live_turn WHERE turn_id = ?", turnID).Scan(&rec)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: live turn %q", ErrNotFound, turnID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: live turn %q: %w", turnID, err)
+	}
+	return []byte(rec), nil
+}
+
+// LiveState returns the stored state JSON of live session sessionID and the
+// number of its judged live turns; nil and 0 when it has none.
+func (db *DB) LiveState(ctx context.Context, sessionID string) ([]byte, int, error) {
+	var state string
+	var n int
+	err := db.sql.QueryRowContext(ctx, "SELECT state, turns FROM live_session WHERE session_id = ?", sessionID).Scan(&state, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: live session %q: %w", sessionID, err)
+	}
+	return []byte(state), n, nil
+}
+
+// LiveRunID returns the id of dataset datasetID's live run; ok is false when
+// no live turn was judged against it yet.
+func (db *DB) LiveRunID(ctx context.Context, datasetID int64) (id int64, ok bool, err error) {
+	err = db.sql.QueryRowContext(ctx, "SELECT run_id FROM live_run WHERE dataset_id = ?", datasetID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("store: live run of dataset %d: %w", datasetID, err)
+	}
+	return id, true, nil
+}
+
+// IsLiveRun reports whether run runID is a dataset's live run (one that grows
+// as live turns arrive; it has no precomputed summary).
+func (db *DB) IsLiveRun(ctx context.Context, runID int64) (bool, error) {
+	var n int
+	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM live_run WHERE run_id = ?", runID).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: live run %d: %w", runID, err)
+	}
+	return n > 0, nil
+}
