@@ -212,17 +212,26 @@ func (f *File) Card(characterID string) (persona.Card, Guesses) {
 		}
 	}
 	var texts []voiceText
+	var prose []voiceText
 	if c.HonorificRule == "" || c.FirstPerson == "" {
 		texts = voiceTexts(data, dataName)
+		prose = proseTexts(data)
+		texts = append(texts, proseQuotes(prose)...)
 	}
 	if c.HonorificRule == "" {
 		var gs Guess
-		c.HonorificRule, gs = guessStyle(texts)
+		c.HonorificRule, gs = declaredStyle(prose)
+		if c.HonorificRule == "" {
+			c.HonorificRule, gs = guessStyle(texts)
+		}
 		add(gs, c.HonorificRule != "")
 	}
 	if c.FirstPerson == "" {
 		var gs Guess
-		c.FirstPerson, gs = guessFirstPerson(texts)
+		c.FirstPerson, gs = declaredFirstPerson(prose)
+		if c.FirstPerson == "" {
+			c.FirstPerson, gs = guessFirstPerson(texts)
+		}
 		add(gs, c.FirstPerson != "")
 	}
 	if e.hasCanon {
@@ -549,5 +558,6 @@ func (f *File) SetPersona(c persona.Card) error {
 		data["extensions"] = exts
 	}
 	exts[ExtensionKey] = m
+	f.dirty = true
 	return nil
 }

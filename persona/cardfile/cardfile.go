@@ -41,6 +41,8 @@ var (
 	// ErrNoCard: a PNG without a chara/ccv3 text chunk, or a zip without card.json.
 	ErrNoCard = errors.New("no character card in the file")
 	// ErrV1: a V1 card, whose fields sit at the root with no "data" object.
+	// Read no longer returns it (V1 cards are imported, see [File.FromV1]);
+	// it stays for callers that test for it.
 	ErrV1 = errors.New(`V1 character card (no "spec" and no "data" object)`)
 	// ErrNotSpec: JSON that is not a chara_card_v2/chara_card_v3 card.
 	ErrNotSpec = errors.New("not a chara_card_v2/chara_card_v3 character card")
@@ -82,12 +84,53 @@ type File struct {
 	// Source is where inside the container: the chunk keyword as written
 	// ("ccv3", "chara") for a PNG, the zip entry path for CHARX, "" for JSON.
 	Source string
-	// Spec is SpecV2 or SpecV3, as the document says.
+	// Chunk is the PNG chunk type the card was read from ("tEXt", "zTXt"
+	// or "iTXt"); "" for JSON and CHARX.
+	Chunk string
+	// Prefix is, for CHARX, how many bytes came before the zip (a
+	// self-extracting stub or an image glued in front); 0 otherwise.
+	Prefix int64
+	// Spec is SpecV2 or SpecV3, as the document says; SpecV2 for a V1
+	// card, which Read imports as V2.
 	Spec string
-	// SpecVersion is the document's spec_version ("" when absent or not a string).
+	// SpecVersion is the document's spec_version ("" when absent or not a
+	// string); "2.0" for an imported V1 card.
 	SpecVersion string
+	// FromV1 is true when the file held a Character Card V1 (the six
+	// fields at the root, no spec, no data): Read turned it into a V2
+	// document, and JSON and PNG write that V2 document.
+	FromV1 bool
 
-	doc map[string]any
+	doc    map[string]any
+	raw    []byte  // the document's bytes as read (BOM cut); nil for V1
+	dirty  bool    // SetPersona changed the extension since Read
+	faults []Fault // see Faults
+	assets []Asset // see Assets
+}
+
+// Faults returns the fields whose JSON type is not the spec's, in document
+// order of the spec's field list (see [Fault]); nil when there are none.
+// The slice is f's own; do not change it.
+func (f *File) Faults() []Fault { return f.faults }
+
+// Origin says in one English line where the card was read from:
+// "JSON", "PNG tEXt chunk \"ccv3\"", "CHARX zip entry \"card.json\", 23
+// bytes before the zip", with ", Character Card V1 imported as V2" added
+// for a V1 card.
+func (f *File) Origin() string {
+	var s string
+	switch f.Format {
+	case FormatPNG:
+		s = fmt.Sprintf("PNG %s chunk %q", f.Chunk, f.Source)
+	case FormatCHARX:
+		s = fmt.Sprintf("CHARX zip entry %q, %d bytes before the zip", f.Source, f.Prefix)
+	default:
+		s = "JSON"
+	}
+	if f.FromV1 {
+		s += ", Character Card V1 imported as V2"
+	}
+	return s
 }
 
 // Read reads a character card from the bytes of one file, choosing the
@@ -160,23 +203,28 @@ func readDoc(name string, format Format, source, part string, js []byte) (*File,
 	if !ok {
 		return nil, fail(ErrNotSpec, "the JSON is %s, not an object", kind(v))
 	}
-	f := &File{Name: name, Format: format, Source: source, doc: doc}
+	f := &File{Name: name, Format: format, Source: source, doc: doc, raw: js}
 	spec, hasSpec := doc["spec"]
 	f.Spec, _ = spec.(string)
 	f.SpecVersion, _ = doc["spec_version"].(string)
 	_, hasData := doc["data"]
-	_, hasFirst := doc["first_mes"]
 	switch {
 	case f.Spec == SpecV2 || f.Spec == SpecV3:
+		f.faults = checkFields(nil, doc, "", topFields)
 	case hasSpec:
 		return nil, fail(ErrNotSpec, "spec is %s (want %q or %q)", describe(spec), SpecV2, SpecV3)
 	case hasData:
 		return nil, fail(ErrNotSpec, `a "data" object but no "spec" (want %q or %q)`, SpecV2, SpecV3)
-	case hasFirst:
-		n, _ := doc["name"].(string)
-		return nil, fail(ErrV1, "name %q; re-save it as Character Card V2 or V3", n)
+	case isV1(doc):
+		if _, ok := doc["name"].(string); !ok {
+			return nil, fail(ErrMalformed, "Character Card V1 whose name is %s, not a string", describe(doc["name"]))
+		}
+		f.faults = checkFields(nil, doc, "", v1Fields)
+		f.doc, f.raw, f.FromV1 = fromV1(doc), nil, true
+		f.Spec, f.SpecVersion = SpecV2, "2.0"
+		return f, nil
 	default:
-		return nil, fail(ErrNotSpec, `no "spec", no "data" and no "first_mes"; keys: %s`, keyList(doc))
+		return nil, fail(ErrNotSpec, `no "spec", no "data" and no "first_mes" or "mes_example" (a V1 card has one beside its name); keys: %s`, keyList(doc))
 	}
 	data, ok := doc["data"].(map[string]any)
 	if !ok {
@@ -192,7 +240,50 @@ func readDoc(name string, format Format, source, part string, js []byte) (*File,
 	if _, err := parseExt(ext); err != nil {
 		return nil, fail(ErrMalformed, "data.extensions[%q].%v", ExtensionKey, err)
 	}
+	f.faults = checkFields(f.faults, data, "data", dataFields)
+	f.assets = assetsOf(data)
 	return f, nil
+}
+
+// v1Text are the V1 fields besides name (TavernCardV1).
+var v1Text = []string{"description", "personality", "scenario", "first_mes", "mes_example"}
+
+// isV1 reports whether a root object without spec and data is a V1 card:
+// it has a name and first_mes or mes_example, the two Tavern-only names
+// (description, personality and scenario are common words that other apps'
+// own formats use too, such as NativeTavern's).
+func isV1(doc map[string]any) bool {
+	_, name := doc["name"]
+	_, first := doc["first_mes"]
+	_, ex := doc["mes_example"]
+	return name && (first || ex)
+}
+
+// fromV1 returns the V2 document of a V1 card, as SillyTavern imports one:
+// every root key kept where it is (the V1 fields stay at the root too, for
+// V1 readers), spec chara_card_v2 2.0, and a data object with the six V1
+// fields as they were (a missing one as "") and the V2 fields' defaults
+// (empty strings, [] and {}).
+func fromV1(doc map[string]any) map[string]any {
+	data := map[string]any{
+		"creator_notes": "", "system_prompt": "", "post_history_instructions": "",
+		"creator": "", "character_version": "",
+		"alternate_greetings": []any{}, "tags": []any{}, "extensions": map[string]any{},
+	}
+	out := make(map[string]any, len(doc)+3)
+	for k, v := range doc {
+		out[k] = v
+	}
+	data["name"] = doc["name"]
+	for _, k := range v1Text {
+		if v, ok := doc[k]; ok {
+			data[k] = v
+		} else {
+			data[k] = ""
+		}
+	}
+	out["spec"], out["spec_version"], out["data"] = SpecV2, "2.0", data
+	return out
 }
 
 // extensionOf returns our extension object (nil when absent or null) and an
@@ -272,11 +363,7 @@ func describe(v any) string {
 
 // keyList is up to eight of doc's keys, sorted, for messages.
 func keyList(doc map[string]any) string {
-	keys := make([]string, 0, len(doc))
-	for k := range doc {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedKeys(doc)
 	if len(keys) == 0 {
 		return "none"
 	}
@@ -288,16 +375,48 @@ func keyList(doc map[string]any) string {
 	return strings.Join(keys, ", ") + more
 }
 
+// sortedKeys returns m's keys in sorted order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // data returns the document's data object (present after Read).
 func (f *File) data() map[string]any {
 	d, _ := f.doc["data"].(map[string]any)
 	return d
 }
 
-// JSON exports the whole card document: every key as read, with the judge's
-// extension as last set. Keys come out sorted and HTML characters unescaped.
+// JSON exports the whole card document. Until [File.SetPersona] changes
+// something it is the document's bytes exactly as read (a UTF-8 BOM cut);
+// after, the same bytes with only data.extensions["evident/persona"]
+// replaced or inserted (keys in sorted order inside it), so unknown keys
+// and faulty fields come out byte for byte. A V1 card has no V2 bytes to
+// keep: its V2 document is written with sorted keys and HTML characters
+// unescaped. The returned slice is the caller's.
 func (f *File) JSON() ([]byte, error) {
-	return marshal(f.doc)
+	if f.raw == nil {
+		return marshal(f.doc)
+	}
+	if !f.dirty {
+		return bytes.Clone(f.raw), nil
+	}
+	exts, _ := extensionsOf(f.data())
+	ext, err := marshal(exts[ExtensionKey])
+	if err != nil {
+		return nil, err
+	}
+	out, err := spliceExtension(f.raw, ext)
+	if err != nil {
+		// Read checked the bytes, so this does not happen; the tree
+		// still holds every key.
+		return marshal(f.doc)
+	}
+	return out, nil
 }
 
 func marshal(v any) ([]byte, error) {

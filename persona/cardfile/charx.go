@@ -60,17 +60,17 @@ func readCHARX(name string, b []byte) (f *File, ok bool, err error) {
 		return nil, true, cardError(name, part, ErrMalformed, rerr.Error())
 	}
 	f, err = readDoc(name, FormatCHARX, pick.Name, part, js)
-	return f, true, err
+	if err != nil {
+		return nil, true, err
+	}
+	f.Prefix = zipPrefix(b)
+	readAssets(f, zr, path.Dir(strings.ReplaceAll(pick.Name, `\`, "/")))
+	return f, true, nil
 }
 
 // readEntry reads one zip entry, at most maxExpand bytes.
 func readEntry(zf *zip.File) ([]byte, error) {
-	rc, err := zf.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxExpand+1))
+	b, err := readEntryCapped(zf, maxExpand)
 	if err != nil {
 		return nil, err
 	}
@@ -78,4 +78,15 @@ func readEntry(zf *zip.File) ([]byte, error) {
 		return nil, fmt.Errorf("entry expands past %d MiB", maxExpand>>20)
 	}
 	return b, nil
+}
+
+// readEntryCapped reads at most limit+1 bytes of one zip entry, so a result
+// longer than limit means the entry is larger.
+func readEntryCapped(zf *zip.File, limit int64) ([]byte, error) {
+	rc, err := zf.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, limit+1))
 }

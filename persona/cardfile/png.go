@@ -201,7 +201,12 @@ func readPNG(name string, b []byte) (*File, error) {
 	if err != nil {
 		return nil, fail(err.Error())
 	}
-	return readDoc(name, FormatPNG, written, part, js)
+	f, err := readDoc(name, FormatPNG, written, part, js)
+	if err != nil {
+		return nil, err
+	}
+	f.Chunk = pick.typ
+	return f, nil
 }
 
 // chunkList names the chunk types in order, runs of one type as "IDAT ×3".
@@ -264,7 +269,7 @@ func PNG(orig []byte, f *File) ([]byte, error) {
 		if !have[kw] {
 			continue
 		}
-		js, err := marshal(f.docAs(kw))
+		js, err := f.jsonAs(kw)
 		if err != nil {
 			return nil, cardError(f.Name, "", ErrMalformed, fmt.Sprintf("encoding the card: %v", err))
 		}
@@ -304,6 +309,26 @@ func writeChunk(w *bytes.Buffer, typ string, data []byte) {
 	w.Write(data)
 	binary.BigEndian.PutUint32(n[:], crc.Sum32())
 	w.Write(n[:])
+}
+
+// jsonAs returns the document's JSON as the chunk kw carries it: [File.JSON]
+// with spec and spec_version spliced in when they differ (see docAs).
+func (f *File) jsonAs(kw string) ([]byte, error) {
+	spec, version := SpecV2, "2.0"
+	if kw == keyCCv3 {
+		spec, version = SpecV3, "3.0"
+	}
+	if f.raw == nil {
+		return marshal(f.docAs(kw))
+	}
+	js, err := f.JSON()
+	if err != nil || f.Spec == spec {
+		return js, err
+	}
+	if out, err := spliceSpec(js, spec, version); err == nil {
+		return out, nil
+	}
+	return marshal(f.docAs(kw))
 }
 
 // docAs returns the document as the chunk kw carries it: relabelled to
