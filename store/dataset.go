@@ -22,53 +22,84 @@ type DatasetInfo struct {
 	Lexicon    int // topic_lexicon rows
 }
 
-// Importer writes one dataset inside one write transaction: nothing of it is
-// visible to readers until Commit, and Rollback, a failed Add, a cancelled
-// context, Close or a killed process leave no trace of it. Rows are written
-// as they are added, so an import of any size holds one row in memory at a
-// time. The transaction holds SQLite's write lock until it ends: other
-// writers wait (see BusyTimeout). Not safe for concurrent use.
+// Importer writes one dataset in bounded transactions (issue 13 item 2): the
+// rows it is given are held in a batch and written in one short write
+// transaction once DefaultBatchRows rows (or DefaultBatchBytes) are held, so
+// other writers — a review decision, gold labels, another import — take
+// turns with it instead of waiting for the whole import. The dataset row is
+// committed at BeginImport marked incomplete, and marked complete in the
+// transaction of the last batch (Commit): until then no reader sees the
+// dataset or any of its rows. Rollback, a failed Add or Commit delete what
+// was written; a cancelled context ends the import as a failed Add does;
+// a killed process leaves its batches invisible until the next Open,
+// BeginImport or BeginRun removes them (package doc, "Transactions and
+// safety"). Memory holds one batch at most, whatever the import's size.
+// Not safe for concurrent use.
 type Importer struct {
+	db   *DB
 	ctx  context.Context
-	tx   *sql.Tx
 	id   int64
-	now  string
+	lk   *writerLock
+	b    *writeBatch
 	err  error // first failure; the import can then only roll back
 	done bool
 
-	turnStmt, cardStmt, lexStmt *sql.Stmt
-	turns, cards, lexicon       int
+	turns, cards, lexicon int
+}
+
+// The statements of an import's batch, by pendingRow.stmt.
+const (
+	importTurn = iota
+	importCard
+	importLex
+)
+
+var importQueries = []string{
+	importTurn: `INSERT INTO chat_turn (dataset_id, seq, turn_id, session_id,
+    character_id, model_id, user_message, reply_text, first_person, named_entities, honorific_level,
+    user_asked_recall, created_at, prompt_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	importCard: `INSERT INTO character_card (dataset_id, seq, character_id, name,
+    honorific_rule, first_person, canon_entities, forbidden_topics, entity_roles, description, public)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	importLex: "INSERT INTO topic_lexicon (dataset_id, seq, term, topic) VALUES (?, ?, ?, ?)",
+}
+
+var importErrs = []func(p *pendingRow, err error) error{
+	importTurn: func(p *pendingRow, err error) error {
+		return fmt.Errorf("store: import turn %q (row %d): %w", p.id, p.n, err)
+	},
+	importCard: func(p *pendingRow, err error) error { return fmt.Errorf("store: import card %q: %w", p.id, err) },
+	importLex:  func(p *pendingRow, err error) error { return fmt.Errorf("store: import lexicon row %d: %w", p.n, err) },
 }
 
 // BeginImport starts a dataset named name (free text, may be empty). The
-// dataset's id is known at once (ID) but exists for others only after Commit.
+// dataset's id is known at once (ID) but exists for readers only after
+// Commit. It first removes what dead writers left (reclaim). Fails with
+// ErrReadOnly on a DB from OpenReadOnly.
 func (db *DB) BeginImport(ctx context.Context, name string) (*Importer, error) {
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
+	if db.readOnly {
+		return nil, fmt.Errorf("store: begin import: %w: %s", ErrReadOnly, db.path)
+	}
+	if err := db.reclaim(ctx); err != nil {
 		return nil, fmt.Errorf("store: begin import: %w", err)
 	}
-	im := &Importer{ctx: ctx, tx: tx, now: db.stamp()}
-	res, err := tx.ExecContext(ctx, "INSERT INTO dataset (name, imported_at) VALUES (?, ?)", name, im.now)
-	if err == nil {
-		im.id, err = res.LastInsertId()
-	}
-	if err == nil {
-		im.turnStmt, err = tx.PrepareContext(ctx, `INSERT INTO chat_turn (dataset_id, seq, turn_id, session_id,
-    character_id, model_id, user_message, reply_text, first_person, named_entities, honorific_level,
-    user_asked_recall, created_at, prompt_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	}
-	if err == nil {
-		im.cardStmt, err = tx.PrepareContext(ctx, `INSERT INTO character_card (dataset_id, seq, character_id, name,
-    honorific_rule, first_person, canon_entities, forbidden_topics, entity_roles, description, public)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	}
-	if err == nil {
-		im.lexStmt, err = tx.PrepareContext(ctx, "INSERT INTO topic_lexicon (dataset_id, seq, term, topic) VALUES (?, ?, ?, ?)")
-	}
+	im := &Importer{db: db, ctx: ctx}
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "INSERT INTO dataset (name, imported_at, complete) VALUES (?, ?, 0)", name, db.stamp())
+		if err != nil {
+			return err
+		}
+		if im.id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		im.lk, err = db.acquireWriter("import", im.id)
+		return err
+	})
 	if err != nil {
-		tx.Rollback()
+		im.lk.release()
 		return nil, fmt.Errorf("store: begin import: %w", err)
 	}
+	im.b = &writeBatch{db: db, ctx: ctx, queries: importQueries, errf: importErrs}
 	return im, nil
 }
 
@@ -92,26 +123,46 @@ func (im *Importer) fail(err error) error {
 	return err
 }
 
+// add queues one row; a failed batch write ends the import.
+func (im *Importer) add(p pendingRow, size int, key string, dup func() error) error {
+	if err := im.b.add(p, size, key, dup); err != nil {
+		return im.fail(err)
+	}
+	return nil
+}
+
 // AddTurn appends one chat_turn row (input order is the order of calls).
-// A turn_id already in this dataset fails with the UNIQUE constraint error,
+// The row is copied: t may be reused. A turn_id already in this dataset
+// fails with a UNIQUE error — at this call when the first one is in the
+// same batch, else when the batch is written (a later Add, or Commit) —
 // and so does every later call: the import can then only be rolled back.
 func (im *Importer) AddTurn(t *persona.Turn) error {
 	if err := im.check(); err != nil {
 		return err
 	}
 	var ents any
+	size := len(t.TurnID) + len(t.SessionID) + len(t.CharacterID) + len(t.ModelID) + len(t.CreatedAt) + len(t.PromptID) + 64
 	if t.NamedEntities != nil {
 		b, err := json.Marshal(t.NamedEntities)
 		if err != nil {
 			return im.fail(fmt.Errorf("store: turn %q: %w", t.TurnID, err))
 		}
 		ents = string(b)
+		size += len(b)
 	}
-	_, err := im.turnStmt.ExecContext(im.ctx, im.id, im.turns, t.TurnID, t.SessionID, t.CharacterID, t.ModelID,
-		nullString(t.UserMessage), nullString(t.ReplyText), nullString(t.FirstPerson), ents,
-		nullString(t.HonorificLevel), boolInt(t.UserAskedRecall), t.CreatedAt, t.PromptID)
+	for _, p := range []*string{t.UserMessage, t.ReplyText, t.FirstPerson, t.HonorificLevel} {
+		if p != nil {
+			size += len(*p)
+		}
+	}
+	row := pendingRow{stmt: importTurn, id: t.TurnID, n: im.turns + 1, args: []any{im.id, im.turns, t.TurnID, t.SessionID,
+		t.CharacterID, t.ModelID, nullString(t.UserMessage), nullString(t.ReplyText), nullString(t.FirstPerson), ents,
+		nullString(t.HonorificLevel), boolInt(t.UserAskedRecall), t.CreatedAt, t.PromptID}}
+	err := im.add(row, size, "turn "+t.TurnID, func() error {
+		return fmt.Errorf("store: import turn %q (row %d): UNIQUE: turn_id already in this dataset", t.TurnID, im.turns+1)
+	})
 	if err != nil {
-		return im.fail(fmt.Errorf("store: import turn %q (row %d): %w", t.TurnID, im.turns+1, err))
+		return err
 	}
 	im.turns++
 	return nil
@@ -127,10 +178,15 @@ func (im *Importer) AddCard(c persona.Card) error {
 	if err != nil {
 		return im.fail(fmt.Errorf("store: card %q: %w", c.CharacterID, err))
 	}
-	_, err = im.cardStmt.ExecContext(im.ctx, im.id, im.cards, c.CharacterID, c.Name, c.HonorificRule, c.FirstPerson,
-		lists[0], lists[1], lists[2], c.Description, boolInt(c.Public))
+	size := len(c.CharacterID) + len(c.Name) + len(c.HonorificRule) + len(c.FirstPerson) + len(c.Description) +
+		len(lists[0]) + len(lists[1]) + len(lists[2])
+	row := pendingRow{stmt: importCard, id: c.CharacterID, n: im.cards + 1, args: []any{im.id, im.cards, c.CharacterID,
+		c.Name, c.HonorificRule, c.FirstPerson, lists[0], lists[1], lists[2], c.Description, boolInt(c.Public)}}
+	err = im.add(row, size, "card "+c.CharacterID, func() error {
+		return fmt.Errorf("store: import card %q: UNIQUE: character_id already in this dataset", c.CharacterID)
+	})
 	if err != nil {
-		return im.fail(fmt.Errorf("store: import card %q: %w", c.CharacterID, err))
+		return err
 	}
 	im.cards++
 	return nil
@@ -141,15 +197,18 @@ func (im *Importer) AddLexicon(r persona.LexiconRow) error {
 	if err := im.check(); err != nil {
 		return err
 	}
-	if _, err := im.lexStmt.ExecContext(im.ctx, im.id, im.lexicon, r.Term, r.Topic); err != nil {
-		return im.fail(fmt.Errorf("store: import lexicon row %d: %w", im.lexicon+1, err))
+	row := pendingRow{stmt: importLex, n: im.lexicon + 1, args: []any{im.id, im.lexicon, r.Term, r.Topic}}
+	if err := im.add(row, len(r.Term)+len(r.Topic), "", nil); err != nil {
+		return err
 	}
 	im.lexicon++
 	return nil
 }
 
-// Commit makes the dataset visible and returns its id. After a failed Add
-// it rolls back and returns that Add's error instead.
+// Commit writes the last batch and, in the same transaction, the counts
+// and the mark that makes the dataset visible; it returns the dataset's
+// id. After a failed Add it rolls back and returns that Add's error
+// instead; when the last batch fails it rolls back and returns why.
 func (im *Importer) Commit() (int64, error) {
 	if im.done {
 		return 0, ErrClosed
@@ -158,34 +217,36 @@ func (im *Importer) Commit() (int64, error) {
 		im.Rollback()
 		return 0, im.err
 	}
-	im.done = true
-	_, err := im.tx.ExecContext(im.ctx, "UPDATE dataset SET n_turns = ?, n_cards = ?, n_lexicon = ? WHERE id = ?",
-		im.turns, im.cards, im.lexicon, im.id)
+	err := im.b.flush(func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(im.ctx, "UPDATE dataset SET n_turns = ?, n_cards = ?, n_lexicon = ?, complete = 1 WHERE id = ?",
+			im.turns, im.cards, im.lexicon, im.id)
+		return err
+	})
 	if err != nil {
-		im.tx.Rollback()
-		return 0, fmt.Errorf("store: commit import: %w", err)
+		im.fail(fmt.Errorf("store: commit import: %w", err))
+		im.Rollback()
+		return 0, im.err
 	}
-	if err := im.tx.Commit(); err != nil {
-		return 0, fmt.Errorf("store: commit import: %w", err)
-	}
+	im.done = true
+	im.lk.release()
 	return im.id, nil
 }
 
-// Rollback discards the import. It is a no-op (nil) after Commit or an
-// earlier Rollback, so `defer im.Rollback()` is safe.
+// Rollback discards the import: it deletes the batches already written
+// and the dataset row (also when the import's context was cancelled). It is
+// a no-op (nil) after Commit or an earlier Rollback, so `defer
+// im.Rollback()` is safe. When the deletes fail the rows stay invisible and
+// are removed by a later reclaim; the error says so.
 func (im *Importer) Rollback() error {
 	if im.done {
 		return nil
 	}
 	im.done = true
-	if err := im.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
-		return err
-	}
-	return nil
+	return im.db.rollbackTarget(im.ctx, "import", im.id, im.lk)
 }
 
-// ImportDataset stores the three tables as a new dataset in one transaction
-// and returns its id: either every row is stored or none is (a duplicate
+// ImportDataset stores the three tables as a new dataset (an Importer) and
+// returns its id: either every row is stored or none is (a duplicate
 // turn_id or character_id, a cancelled context or any other error leaves no
 // dataset). Rows keep their slice order.
 func (db *DB) ImportDataset(ctx context.Context, name string, turns []persona.Turn, cards []persona.Card, lexicon []persona.LexiconRow) (int64, error) {
@@ -234,10 +295,11 @@ func (db *DB) ImportStream(ctx context.Context, name string, cards []persona.Car
 	return im.Commit()
 }
 
-// Datasets lists the committed datasets, newest first.
+// Datasets lists the committed datasets (complete: an import still being
+// written, or one whose writer died, is not listed), newest first.
 func (db *DB) Datasets(ctx context.Context) ([]DatasetInfo, error) {
 	rows, err := db.sql.QueryContext(ctx,
-		"SELECT id, name, imported_at, n_turns, n_cards, n_lexicon FROM dataset ORDER BY id DESC")
+		"SELECT id, name, imported_at, n_turns, n_cards, n_lexicon FROM dataset WHERE complete = 1 ORDER BY id DESC")
 	if err != nil {
 		return nil, fmt.Errorf("store: datasets: %w", err)
 	}
@@ -257,11 +319,12 @@ func (db *DB) Datasets(ctx context.Context) ([]DatasetInfo, error) {
 	return out, rows.Err()
 }
 
-// Dataset returns one committed dataset, or ErrNotFound.
+// Dataset returns one committed dataset, or ErrNotFound (also for one
+// still being written). Every reader of a dataset's tables checks here.
 func (db *DB) Dataset(ctx context.Context, id int64) (DatasetInfo, error) {
 	d := DatasetInfo{ID: id}
 	var at string
-	err := db.sql.QueryRowContext(ctx, "SELECT name, imported_at, n_turns, n_cards, n_lexicon FROM dataset WHERE id = ?", id).
+	err := db.sql.QueryRowContext(ctx, "SELECT name, imported_at, n_turns, n_cards, n_lexicon FROM dataset WHERE id = ? AND complete = 1", id).
 		Scan(&d.Name, &at, &d.Turns, &d.Cards, &d.Lexicon)
 	if errors.Is(err, sql.ErrNoRows) {
 		return DatasetInfo{}, fmt.Errorf("%w: dataset %d", ErrNotFound, id)
@@ -420,10 +483,10 @@ func (db *DB) UpdateCard(ctx context.Context, datasetID int64, card persona.Card
 	if err != nil {
 		return fmt.Errorf("store: card %q: %w", card.CharacterID, err)
 	}
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTxRetry(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE character_card SET name = ?, honorific_rule = ?, first_person = ?,
     canon_entities = ?, forbidden_topics = ?, entity_roles = ?, description = ?, public = ?, updated_at = ?
-    WHERE dataset_id = ? AND character_id = ?`,
+    WHERE dataset_id = ? AND character_id = ? AND dataset_id IN (SELECT id FROM dataset WHERE complete = 1)`,
 			card.Name, card.HonorificRule, card.FirstPerson, lists[0], lists[1], lists[2], card.Description,
 			boolInt(card.Public), db.stamp(), datasetID, card.CharacterID)
 		if err != nil {

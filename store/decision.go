@@ -46,7 +46,9 @@ type Decision struct {
 
 // Decide stores a decision and returns its id. A later decision for the same
 // (Queue, Key) supersedes it (see Decisions); nothing is overwritten. Fails
-// with ErrInvalid for an unknown queue or an empty Key or Who.
+// with ErrInvalid for an unknown queue or an empty Key or Who, ErrReadOnly on
+// a DB from OpenReadOnly. While an import or run writes, it waits for at
+// most the batch being written, and SQLITE_BUSY is retried (inTxRetry).
 func (db *DB) Decide(ctx context.Context, d Decision) (int64, error) {
 	switch {
 	case !d.Queue.Valid():
@@ -57,7 +59,7 @@ func (db *DB) Decide(ctx context.Context, d Decision) (int64, error) {
 		return 0, fmt.Errorf("%w: decision without who", ErrInvalid)
 	}
 	var id int64
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTxRetry(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO decision (queue, key, value, who, note, decided_at)
     VALUES (?, ?, ?, ?, ?, ?)`, string(d.Queue), d.Key, d.Value, d.Who, d.Note, db.stamp())
 		if err != nil {
@@ -75,12 +77,13 @@ func (db *DB) Decide(ctx context.Context, d Decision) (int64, error) {
 // Undo marks decision id undone by who (never deletes it); the previous
 // decision for its key, if any and not undone, becomes active again.
 // ErrNotFound when there is no such decision, ErrAlreadyUndone when it was
-// undone before, ErrInvalid when who is empty.
+// undone before, ErrInvalid when who is empty. Retried on SQLITE_BUSY as
+// Decide is.
 func (db *DB) Undo(ctx context.Context, id int64, who string) error {
 	if who == "" {
 		return fmt.Errorf("%w: undo without who", ErrInvalid)
 	}
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTxRetry(ctx, func(tx *sql.Tx) error {
 		var undone sql.NullString
 		err := tx.QueryRowContext(ctx, "SELECT undone_at FROM decision WHERE id = ?", id).Scan(&undone)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -7,7 +7,7 @@
 // It owns the schema, its versioned migrations and every transaction:
 //
 //   - imported tables: a dataset is one import of the three input tables
-//     (chat_turn, character_card, topic_lexicon), written all or nothing
+//     (chat_turn, character_card, topic_lexicon), visible all or nothing
 //     (ImportDataset, ImportStream, Importer); cards can later be updated
 //     (UpdateCard, the review queue's "add to canon");
 //
@@ -56,21 +56,46 @@
 // (BusyTimeout) and synchronous=NORMAL (a killed process loses nothing that
 // was committed; a power cut may lose the last commits, never consistency).
 // Every write transaction starts with BEGIN IMMEDIATE, so two writers queue
-// on the busy timeout instead of failing half way.
+// on the busy timeout instead of failing half way, and the writers of one
+// DB take turns on an in-process mutex as well (first come, first served).
+// Open takes the write lock only when a migration is due.
 //
-// An import and a judge run are each one transaction: the dataset or run row
-// is inserted in the same transaction as its rows, so until Commit no reader
-// sees any of it, and a process killed mid-way leaves nothing behind (SQLite
-// discards the uncommitted WAL frames on the next open). In WAL mode readers
-// keep reading the last committed state while that transaction writes. The
-// price of one transaction is that other writers (a review decision, gold
-// labels) wait for it, up to BusyTimeout, and then fail with SQLITE_BUSY.
+// An import and a judge run are written in bounded transactions (issue 13
+// item 2): the Importer or RunWriter holds at most DefaultBatchRows rows
+// (or DefaultBatchBytes) and writes them in one short transaction, so a
+// review decision or gold labels made meanwhile wait for one batch, not
+// for the import; Decide, Undo, PutGold and UpdateCard also retry
+// SQLITE_BUSY a few times with a growing wait (inTxRetry). The dataset or
+// run row is committed first, marked incomplete (dataset.complete = 0,
+// migration 0004; run.finished_at NULL), and marked complete in the same
+// transaction as the last batch. Every reader — Datasets, Dataset, the
+// dataset's tables and Sources, Runs, Run, LatestRun, Records, Entries,
+// Rejects, RunRecords — shows only complete ones, so until Commit no
+// reader sees any of it, and then all of it at once. In WAL mode readers
+// never wait for a writer.
+//
+// Rollback (and Commit after a failed Add) deletes the batches already
+// written, a batch at a time, even when the writer's context was
+// cancelled. A killed process leaves its batches behind, invisible; the
+// next Open, BeginImport or BeginRun deletes them. A writer is known to be
+// gone by its lock file beside the database (PATH-import-N.lock,
+// PATH-run-N.lock), flock(2)ed from BeginImport/BeginRun to the end: the
+// kernel releases the lock when the process dies, so a lock that can be
+// taken has no live writer (see writer.go). On systems without flock
+// every writer counts as alive and nothing is reclaimed. An in-memory
+// database keeps its list of open writers in the DB instead.
+//
+// OpenReadOnly opens a file for reading only (report, review export): no
+// migration, no write lock, no reclaim; it works on a file the user may
+// only read (with SQLite's immutable=1 when the -shm index cannot be made;
+// see OpenReadOnly), and refuses a schema older or newer than this
+// program's.
 //
 // An in-memory database (":memory:") uses SQLite's memdb VFS under a name
 // private to the DB, shared by all its connections, and lives until Close.
-// It has no WAL: a reader that runs while an import or run is being written
-// waits for the commit (up to BusyTimeout) instead of reading the old state.
-// Use a file when readers and a writer overlap.
+// It has no WAL: a reader that runs while a batch is being written waits
+// for its commit (up to BusyTimeout). Use a file when readers and a writer
+// overlap.
 //
 // A DB is safe for concurrent use; an Importer or RunWriter is not (one
 // goroutine writes it).

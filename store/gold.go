@@ -24,7 +24,7 @@ type Gold struct {
 // the same turn_id; each label's Source is set to source. Gold is keyed by
 // turn_id alone (not per dataset or run). Fails with ErrInvalid, storing
 // nothing, when a label has an empty TurnID or a verdict that is not one of
-// the five.
+// the five. Retried on SQLITE_BUSY as Decide is.
 func (db *DB) PutGold(ctx context.Context, labels []Gold, source string) error {
 	for _, g := range labels {
 		if g.TurnID == "" {
@@ -35,7 +35,7 @@ func (db *DB) PutGold(ctx context.Context, labels []Gold, source string) error {
 		}
 	}
 	now := db.stamp()
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTxRetry(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO gold (turn_id, verdict, note, source, labelled_at) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (turn_id) DO UPDATE SET verdict = excluded.verdict, note = excluded.note,
     source = excluded.source, labelled_at = excluded.labelled_at`)

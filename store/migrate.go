@@ -72,21 +72,29 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	return v, err
 }
 
+// readVersion is SchemaVersion that also answers 0 for a database without
+// a schema_migrations table (a new file), with reads only.
+func (db *DB) readVersion(ctx context.Context) (int, error) {
+	var n int
+	if err := db.sql.QueryRowContext(ctx,
+		"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").Scan(&n); err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return db.SchemaVersion(ctx)
+}
+
 // migrate applies the migrations of fsys that the database lacks, each in its
-// own transaction with its schema_migrations row. The version is re-read
+// own transaction with its schema_migrations row. Nothing is written, and no
+// lock taken, when the database is already at the latest version. The version is re-read
 // inside each transaction (BEGIN IMMEDIATE), so two processes opening a new
 // file at once apply every migration once.
 func migrate(ctx context.Context, db *DB, fsys fs.FS) error {
 	ms, err := loadMigrations(fsys)
 	if err != nil {
 		return err
-	}
-	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-    version    INTEGER PRIMARY KEY,
-    name       TEXT NOT NULL,
-    applied_at TEXT NOT NULL
-) STRICT`); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	known := 0
 	if len(ms) > 0 {
@@ -96,12 +104,28 @@ func migrate(ctx context.Context, db *DB, fsys fs.FS) error {
 		return fmt.Errorf("%w: %s has schema version %d, this program knows up to %d; use a newer evident or another --db",
 			ErrSchemaTooNew, db.path, have, known)
 	}
-	have, err := db.SchemaVersion(ctx)
+	// Read first, without a lock: an up-to-date database (the usual case)
+	// is opened without ever asking for the write lock, so Open does not
+	// wait behind an import or a run of another process.
+	have, err := db.readVersion(ctx)
 	if err != nil {
 		return err
 	}
 	if have > known {
 		return tooNew(have)
+	}
+	if have == known {
+		return nil
+	}
+	if err := db.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+) STRICT`)
+		return err
+	}); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
 		err := db.inTx(ctx, func(tx *sql.Tx) error {

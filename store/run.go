@@ -56,23 +56,27 @@ func WithSummary(source persona.SummarySource, rejectedBy string) AddOption {
 	return func(s *sidecar) { s.source, s.rejectedBy = source, rejectedBy }
 }
 
-// RunWriter writes one judge run inside one write transaction: the run row
-// and every record become visible together at Commit; Rollback, a failed
-// Add, a cancelled context, Close or a killed process leave no run at all.
-// Records are inserted as they are added (one prepared statement, no
-// buffering), so memory stays flat however long the run. Other writers wait
-// while a run is open (see BusyTimeout). Not safe for concurrent use.
+// RunWriter writes one judge run in bounded transactions, as an Importer
+// does (issue 13 item 2): records are held in a batch of DefaultBatchRows
+// (or DefaultBatchBytes) and written in one short transaction when it is
+// full, so other writers take turns with the run. The run row is committed
+// at BeginRun without finished_at; Commit writes the last batch, the tally
+// and finished_at in one transaction, and only then do readers see the run
+// or any of its records. Rollback, a failed Add or Commit delete what was
+// written; a killed process leaves its batches invisible until the next
+// Open, BeginImport or BeginRun removes them. Memory holds one batch at
+// most. Not safe for concurrent use (Turns' Source may be read while
+// another goroutine adds).
 type RunWriter struct {
 	ctx     context.Context
 	db      *DB
-	tx      *sql.Tx
 	id      int64
+	lk      *writerLock
+	b       *writeBatch
 	meta    RunMeta
 	started string
 	done    bool
 	err     error
-	stmt    *sql.Stmt
-	rejStmt *sql.Stmt
 	n, nRej int
 	counts  map[persona.Verdict]int
 	buf     bytes.Buffer
@@ -81,10 +85,40 @@ type RunWriter struct {
 	fpsChanged bool // SetFingerprint was called
 }
 
+// The statements of a run's batch, by pendingRow.stmt.
+const (
+	runVerdict = iota
+	runReject
+)
+
+var runQueries = []string{
+	runVerdict: `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
+    model_id, prompt_id, verdict, summary, reply_text, record, summary_source, summary_rejected_by)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	runReject: "INSERT INTO run_reject (run_id, seq, file, line, turn_id, reason) VALUES (?, ?, ?, ?, ?, ?)",
+}
+
+var runErrs = []func(p *pendingRow, err error) error{
+	runVerdict: func(p *pendingRow, err error) error { return fmt.Errorf("store: add record %q: %w", p.id, err) },
+	runReject:  func(p *pendingRow, err error) error { return fmt.Errorf("store: add reject %s: %w", p.id, err) },
+}
+
+// runCommitHooks run inside the transaction of a run's last batch, after
+// its row got finished_at and the tally, in order: what this package
+// precomputes for a whole run (a summary of its records, say) lands in the
+// same transaction as the run becomes visible. Only this package's files
+// register them, from init.
+var runCommitHooks []func(ctx context.Context, tx *sql.Tx, runID int64) error
+
 // BeginRun starts a run. Its id is known at once (ID) but the run exists for
-// readers only after Commit. Fails when meta.DatasetID names no dataset
-// (foreign key) or the write lock cannot be had within BusyTimeout.
+// readers only after Commit. It first removes what dead writers left
+// (reclaim). Fails with ErrNotFound when meta.DatasetID names no committed
+// dataset, ErrReadOnly on a DB from OpenReadOnly, or when the write lock
+// cannot be had within BusyTimeout.
 func (db *DB) BeginRun(ctx context.Context, meta RunMeta) (*RunWriter, error) {
+	if db.readOnly {
+		return nil, fmt.Errorf("store: begin run: %w: %s", ErrReadOnly, db.path)
+	}
 	endings, fps := meta.Endings, meta.Fingerprints
 	if endings == nil {
 		endings = []string{}
@@ -104,11 +138,10 @@ func (db *DB) BeginRun(ctx context.Context, meta RunMeta) (*RunWriter, error) {
 	if meta.DatasetID != 0 {
 		dataset = meta.DatasetID
 	}
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
+	if err := db.reclaim(ctx); err != nil {
 		return nil, fmt.Errorf("store: begin run: %w", err)
 	}
-	w := &RunWriter{ctx: ctx, db: db, tx: tx, started: db.stamp(), counts: map[persona.Verdict]int{}}
+	w := &RunWriter{ctx: ctx, db: db, started: db.stamp(), counts: map[persona.Verdict]int{}}
 	w.meta = meta
 	w.meta.Endings = append([]string{}, endings...)
 	w.meta.Fingerprints = map[string]string{}
@@ -117,24 +150,32 @@ func (db *DB) BeginRun(ctx context.Context, meta RunMeta) (*RunWriter, error) {
 	}
 	w.enc = json.NewEncoder(&w.buf)
 	w.enc.SetEscapeHTML(false)
-	res, err := tx.ExecContext(ctx, `INSERT INTO run (dataset_id, started_at, profile, endings, fingerprints, prompt_version)
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		if meta.DatasetID != 0 {
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM dataset WHERE id = ? AND complete = 1", meta.DatasetID).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				return fmt.Errorf("%w: dataset %d", ErrNotFound, meta.DatasetID)
+			}
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO run (dataset_id, started_at, profile, endings, fingerprints, prompt_version)
     VALUES (?, ?, ?, ?, ?, ?)`, dataset, w.started, meta.Profile, string(eb), string(fb), meta.PromptVersion)
-	if err == nil {
-		w.id, err = res.LastInsertId()
-	}
-	if err == nil {
-		w.stmt, err = tx.PrepareContext(ctx, `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
-    model_id, prompt_id, verdict, summary, reply_text, record, summary_source, summary_rejected_by)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	}
-	if err == nil {
-		w.rejStmt, err = tx.PrepareContext(ctx,
-			"INSERT INTO run_reject (run_id, seq, file, line, turn_id, reason) VALUES (?, ?, ?, ?, ?, ?)")
-	}
+		if err != nil {
+			return err
+		}
+		if w.id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		w.lk, err = db.acquireWriter("run", w.id)
+		return err
+	})
 	if err != nil {
-		tx.Rollback()
+		w.lk.release()
 		return nil, fmt.Errorf("store: begin run: %w", err)
 	}
+	w.b = &writeBatch{db: db, ctx: ctx, queries: runQueries, errf: runErrs}
 	return w, nil
 }
 
@@ -161,7 +202,9 @@ func (w *RunWriter) fail(err error) error {
 // record's chat_turn.reply_text evidence row when there is one and
 // prompt_id is "". Fails, and ends the run (Commit then rolls back), when
 // rec.Verdict is not one of the five (ErrInvalid), the turn_id was already
-// added to this run (UNIQUE), or SQLite fails.
+// added to this run (UNIQUE: at this call when the first is in the same
+// batch, else when the batch is written — a later Add or Commit), or SQLite
+// fails writing a batch.
 func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOption) error {
 	if err := w.check(); err != nil {
 		return err
@@ -187,7 +230,7 @@ func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOptio
 	if err := w.enc.Encode(&rec); err != nil {
 		return w.fail(fmt.Errorf("store: turn %q: encode record: %w", rec.TurnID, err))
 	}
-	js := bytes.TrimSuffix(w.buf.Bytes(), []byte("\n"))
+	js := string(bytes.TrimSuffix(w.buf.Bytes(), []byte("\n")))
 	var prompt string
 	var reply any
 	if turn != nil {
@@ -195,10 +238,17 @@ func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOptio
 	} else {
 		reply = evidenceReply(rec)
 	}
-	_, err := w.stmt.ExecContext(w.ctx, w.id, w.n, rec.TurnID, rec.SessionID, rec.CharacterID, rec.ModelID, prompt,
-		string(rec.Verdict), rec.Summary, reply, string(js), source, rejectedBy)
+	size := len(js) + len(rec.Summary) + len(rec.TurnID) + len(rec.SessionID) + len(rec.CharacterID) + len(rec.ModelID) + 64
+	if s, ok := reply.(string); ok {
+		size += len(s)
+	}
+	row := pendingRow{stmt: runVerdict, id: rec.TurnID, n: w.n + 1, args: []any{w.id, w.n, rec.TurnID, rec.SessionID,
+		rec.CharacterID, rec.ModelID, prompt, string(rec.Verdict), rec.Summary, reply, js, source, rejectedBy}}
+	err := w.b.add(row, size, "record "+rec.TurnID, func() error {
+		return fmt.Errorf("store: add record %q: UNIQUE: turn_id already added to this run", rec.TurnID)
+	})
 	if err != nil {
-		return w.fail(fmt.Errorf("store: add record %q: %w", rec.TurnID, err))
+		return w.fail(err)
 	}
 	w.n++
 	w.counts[rec.Verdict]++
@@ -220,8 +270,10 @@ func (w *RunWriter) Reject(r persona.Reject) error {
 	if err := w.check(); err != nil {
 		return err
 	}
-	if _, err := w.rejStmt.ExecContext(w.ctx, w.id, w.nRej, r.File, r.Line, nullString(r.TurnID), r.Reason); err != nil {
-		return w.fail(fmt.Errorf("store: add reject %s:%d: %w", r.File, r.Line, err))
+	row := pendingRow{stmt: runReject, id: fmt.Sprintf("%s:%d", r.File, r.Line), n: w.nRej + 1,
+		args: []any{w.id, w.nRej, r.File, r.Line, nullString(r.TurnID), r.Reason}}
+	if err := w.b.add(row, len(r.File)+len(r.Reason)+32, "", nil); err != nil {
+		return w.fail(err)
 	}
 	w.nRej++
 	return nil
@@ -240,8 +292,9 @@ func (w *RunWriter) SetFingerprint(table, sum string) {
 	w.fpsChanged = true
 }
 
-// Commit stores the tally, stamps the finish time and makes the run and its
-// records visible, all at once, and returns the run as Run would read it. The tally must agree with what was added:
+// Commit writes the last batch and, in the same transaction, the tally and
+// the finish time, which make the run and all its records visible at once;
+// it returns the run as Run would read it. The tally must agree with what was added:
 // t.Judged equals the number of records and t.ByVerdict the per-verdict
 // counts (zero entries may be missing), else Commit rolls back with
 // ErrInvalid — nothing is dropped silently. t.Rejected counts rejected rows
@@ -259,30 +312,45 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 		w.Rollback()
 		return RunInfo{}, err
 	}
-	w.done = true
 	byVerdict := map[persona.Verdict]int{}
 	for _, v := range persona.Verdicts {
 		byVerdict[v] = w.counts[v]
 	}
 	finished := w.db.stamp()
 	bv, err := json.Marshal(byVerdict)
-	if err == nil && w.fpsChanged {
-		var fb []byte
-		if fb, err = json.Marshal(w.meta.Fingerprints); err == nil {
-			_, err = w.tx.ExecContext(w.ctx, "UPDATE run SET fingerprints = ? WHERE id = ?", string(fb), w.id)
-		}
-	}
-	if err == nil {
-		_, err = w.tx.ExecContext(w.ctx, "UPDATE run SET finished_at = ?, judged = ?, rejected = ?, by_verdict = ? WHERE id = ?",
-			finished, w.n, t.Rejected, string(bv), w.id)
-	}
 	if err != nil {
-		w.tx.Rollback()
-		return RunInfo{}, fmt.Errorf("store: commit run: %w", err)
+		w.fail(fmt.Errorf("store: commit run: %w", err))
+		w.Rollback()
+		return RunInfo{}, w.err
 	}
-	if err := w.tx.Commit(); err != nil {
-		return RunInfo{}, fmt.Errorf("store: commit run: %w", err)
+	err = w.b.flush(func(tx *sql.Tx) error {
+		if w.fpsChanged {
+			fb, err := json.Marshal(w.meta.Fingerprints)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(w.ctx, "UPDATE run SET fingerprints = ? WHERE id = ?", string(fb), w.id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(w.ctx, "UPDATE run SET finished_at = ?, judged = ?, rejected = ?, by_verdict = ? WHERE id = ?",
+			finished, w.n, t.Rejected, string(bv), w.id); err != nil {
+			return err
+		}
+		for _, hook := range runCommitHooks {
+			if err := hook(w.ctx, tx, w.id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		w.fail(fmt.Errorf("store: commit run: %w", err))
+		w.Rollback()
+		return RunInfo{}, w.err
 	}
+	w.done = true
+	w.lk.release()
 	info := RunInfo{ID: w.id, RunMeta: w.meta,
 		Tally: persona.Tally{Judged: w.n, ByVerdict: byVerdict, Rejected: t.Rejected}}
 	info.StartedAt, _ = time.Parse(timeLayout, w.started)
@@ -307,17 +375,17 @@ func (w *RunWriter) agrees(t persona.Tally) error {
 	return nil
 }
 
-// Rollback discards the run and its records. It is a no-op (nil) after
-// Commit or an earlier Rollback, so `defer w.Rollback()` is safe.
+// Rollback discards the run: it deletes the batches already written and
+// the run row (also when the run's context was cancelled). It is a no-op
+// (nil) after Commit or an earlier Rollback, so `defer w.Rollback()` is
+// safe. When the deletes fail the rows stay invisible and are removed by a
+// later reclaim; the error says so.
 func (w *RunWriter) Rollback() error {
 	if w.done {
 		return nil
 	}
 	w.done = true
-	if err := w.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
-		return err
-	}
-	return nil
+	return w.db.rollbackTarget(w.ctx, "run", w.id, w.lk)
 }
 
 const runColumns = `id, coalesce(dataset_id, 0), started_at, finished_at, profile, endings, fingerprints,

@@ -125,15 +125,15 @@ func (s *Source) turnPage(datasetID int64) func(context.Context, int64, int, fun
 }
 
 // Turns returns the chat_turn table of the run's dataset as a Source (see
-// DatasetTable) that reads inside the run's transaction: the judge can read
-// the dataset while the run is written, also on an in-memory database,
-// where another connection would wait for the run's commit. Reads use the
-// run's context. ErrInvalid when the run has no dataset.
+// DatasetTable) for the judge to read while the run is written. The run
+// holds no transaction between its batches (RunWriter), so the Source reads
+// through the database like any reader, also on an in-memory database.
+// Reads use the run's context. ErrInvalid when the run has no dataset.
 func (w *RunWriter) Turns() (*Source, error) {
 	if w.meta.DatasetID == 0 {
 		return nil, fmt.Errorf("%w: run has no dataset", ErrInvalid)
 	}
-	s := &Source{db: w.db, ctx: w.ctx, q: w.tx, name: fmt.Sprintf("dataset %d %s", w.meta.DatasetID, TableTurns)}
+	s := &Source{db: w.db, ctx: w.ctx, q: w.db.sql, name: fmt.Sprintf("dataset %d %s", w.meta.DatasetID, TableTurns)}
 	s.page = s.turnPage(w.meta.DatasetID)
 	return s, nil
 }

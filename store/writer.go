@@ -1,0 +1,389 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Bounded writes (issue 13 item 2). An Importer or RunWriter holds the rows
+// it is given in a batch (a writeBatch) and writes the batch in one short
+// transaction once it is full, so SQLite's write lock is held only while a
+// batch is written, never while the caller reads or judges. Its dataset or
+// run row is committed first, marked incomplete (dataset.complete = 0,
+// run.finished_at NULL), and marked complete in the transaction of the last
+// batch; readers show only complete ones.
+//
+// A writer that dies (a killed process) leaves its committed batches behind,
+// invisible. Whether a writer is gone is told by a lock file beside the
+// database, PATH-import-N.lock or PATH-run-N.lock, created and flock(2)ed
+// (exclusive, non-blocking) in the transaction that inserts the row and
+// removed when the writer ends: the kernel drops the lock when the process
+// dies, however it dies, so a lock that can be taken belongs to no live
+// writer (and a pid that was reused cannot fool it). Whoever reclaims takes
+// that lock first, so two processes never reclaim the same writer. An
+// in-memory database has no files and no other process: its open writers
+// are listed in DB.live. Open and every BeginImport / BeginRun reclaim
+// (reclaim): they delete the rows of every incomplete dataset or run whose
+// writer is gone, a batch at a time.
+
+// reclaimBatch is how many rows one reclaiming (or rollback) delete removes
+// in one transaction.
+const reclaimBatch = 20000
+
+// writerKinds maps a writer kind to its target table and the condition that
+// the target is still incomplete.
+var writerKinds = map[string]struct{ table, incomplete string }{
+	"import": {"dataset", "complete = 0"},
+	"run":    {"run", "finished_at IS NULL"},
+}
+
+// writerLock is this process's claim on one writer's target: held by the
+// writer from BeginImport/BeginRun to its end, or by a reclaim while it
+// deletes a dead writer's rows.
+type writerLock struct {
+	db   *DB
+	key  string   // "import 3"
+	f    *os.File // the flocked lock file; nil for an in-memory DB
+	path string
+}
+
+func (db *DB) memory() bool { return db.path == MemoryPath }
+
+func (db *DB) lockPath(kind string, id int64) string {
+	return fmt.Sprintf("%s-%s-%d.lock", db.path, kind, id)
+}
+
+// acquireWriter takes the lock of a writer whose row was just inserted by
+// the write transaction the caller holds.
+func (db *DB) acquireWriter(kind string, id int64) (*writerLock, error) {
+	l, ok, err := db.tryLock(kind, id, true)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("store: %s %d: its lock %s is held by another writer", kind, id, db.lockPath(kind, id))
+	}
+	return l, nil
+}
+
+// tryLock takes the lock of (kind, id) when no live writer holds it. ok is
+// false when one does. Where this system cannot tell (no flock: see
+// lockFile) a writer always gets its lock (acquire) and a reclaim never
+// does: every writer counts as alive.
+func (db *DB) tryLock(kind string, id int64, acquire bool) (*writerLock, bool, error) {
+	key := kind + " " + strconv.FormatInt(id, 10)
+	if db.memory() {
+		db.liveMu.Lock()
+		defer db.liveMu.Unlock()
+		if db.live[key] {
+			return nil, false, nil
+		}
+		if db.live == nil {
+			db.live = map[string]bool{}
+		}
+		db.live[key] = true
+		return &writerLock{db: db, key: key}, true, nil
+	}
+	path := db.lockPath(kind, id)
+	if !flockWorks {
+		if acquire {
+			return &writerLock{db: db, key: key}, true, nil
+		}
+		return nil, false, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: writer lock: %w", err)
+	}
+	ok, err := lockFile(f)
+	if err != nil {
+		f.Close()
+		return nil, false, fmt.Errorf("store: writer lock %s: %w", path, err)
+	}
+	if !ok {
+		f.Close()
+		return nil, false, nil
+	}
+	return &writerLock{db: db, key: key, f: f, path: path}, true, nil
+}
+
+// release ends the claim: the lock file is removed, then unlocked.
+func (l *writerLock) release() {
+	if l == nil {
+		return
+	}
+	if l.f == nil {
+		l.db.liveMu.Lock()
+		delete(l.db.live, l.key)
+		l.db.liveMu.Unlock()
+		return
+	}
+	os.Remove(l.path)
+	l.f.Close()
+	l.f = nil
+}
+
+// reclaim deletes the rows of every incomplete dataset and run whose writer
+// is gone, and lock files no writer holds. It reads first and takes the
+// write lock only when there is something to check. Nothing on a read-only DB.
+func (db *DB) reclaim(ctx context.Context) error {
+	if db.readOnly {
+		return nil
+	}
+	type target struct {
+		kind string
+		id   int64
+	}
+	var cands []target
+	for _, kind := range []string{"import", "run"} {
+		k := writerKinds[kind]
+		rows, err := db.sql.QueryContext(ctx, "SELECT id FROM "+k.table+" WHERE "+k.incomplete+" ORDER BY id")
+		if err != nil {
+			return fmt.Errorf("reclaim: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("reclaim: %w", err)
+			}
+			cands = append(cands, target{kind, id})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("reclaim: %w", err)
+		}
+	}
+	for _, c := range cands {
+		var lk *writerLock
+		err := db.inTx(ctx, func(tx *sql.Tx) error {
+			k := writerKinds[c.kind]
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+k.table+" WHERE id = ? AND "+k.incomplete, c.id).Scan(&n); err != nil || n == 0 {
+				return err // finished (or reclaimed) meanwhile
+			}
+			l, ok, err := db.tryLock(c.kind, c.id, false)
+			if ok {
+				lk = l
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("reclaim %s %d: %w", c.kind, c.id, err)
+		}
+		if lk == nil {
+			continue // its writer is alive
+		}
+		err = db.deleteTarget(ctx, c.kind, c.id)
+		lk.release()
+		if err != nil {
+			return fmt.Errorf("reclaim %s %d: %w", c.kind, c.id, err)
+		}
+	}
+	return db.removeStaleLocks(ctx)
+}
+
+// removeStaleLocks removes lock files beside the database that no writer
+// holds and whose target is complete or gone (left by a process that died
+// between its last commit and removing the file).
+func (db *DB) removeStaleLocks(ctx context.Context) error {
+	if db.memory() {
+		return nil
+	}
+	dir, base := filepath.Split(db.path)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // nothing to clean that we can see
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), base+"-")
+		if !ok || !strings.HasSuffix(rest, ".lock") {
+			continue
+		}
+		kind, num, ok := strings.Cut(strings.TrimSuffix(rest, ".lock"), "-")
+		id, err := strconv.ParseInt(num, 10, 64)
+		if _, known := writerKinds[kind]; !ok || !known || err != nil {
+			continue
+		}
+		err = db.inTx(ctx, func(tx *sql.Tx) error {
+			k := writerKinds[kind]
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+k.table+" WHERE id = ? AND "+k.incomplete, id).Scan(&n); err != nil || n > 0 {
+				return err // an incomplete target is reclaim's business
+			}
+			l, ok, err := db.tryLock(kind, id, false)
+			if ok {
+				l.release()
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("reclaim: %w", err)
+		}
+	}
+	return nil
+}
+
+// childTables returns the tables (and column) with a foreign key to table,
+// read from the schema, so rows of tables added by later migrations are
+// deleted too.
+func childTables(ctx context.Context, q querier, table string) ([][2]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT m.name, f."from" FROM sqlite_master m, pragma_foreign_key_list(m.name) f
+    WHERE m.type = 'table' AND f."table" = ? ORDER BY m.name`, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var t, c string
+		if err := rows.Scan(&t, &c); err != nil {
+			return nil, err
+		}
+		out = append(out, [2]string{t, c})
+	}
+	return out, rows.Err()
+}
+
+// deleteTarget deletes an incomplete dataset or run: its rows in every child
+// table, reclaimBatch rows per transaction, then the row itself. A complete
+// target is never touched (the last delete checks the condition).
+func (db *DB) deleteTarget(ctx context.Context, kind string, id int64) error {
+	k := writerKinds[kind]
+	children, err := childTables(ctx, db.sql, k.table)
+	if err != nil {
+		return err
+	}
+	for _, ch := range children {
+		q := fmt.Sprintf(`DELETE FROM %q WHERE rowid IN (SELECT rowid FROM %q WHERE %q = ?1 LIMIT %d)
+    AND EXISTS (SELECT 1 FROM %s WHERE id = ?1 AND %s)`, ch[0], ch[0], ch[1], reclaimBatch, k.table, k.incomplete)
+		for {
+			var n int64
+			err := db.inTx(ctx, func(tx *sql.Tx) error {
+				res, err := tx.ExecContext(ctx, q, id)
+				if err != nil {
+					return err
+				}
+				n, err = res.RowsAffected()
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("delete %s rows of %s %d: %w", ch[0], kind, id, err)
+			}
+			if n == 0 {
+				break
+			}
+		}
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "DELETE FROM "+k.table+" WHERE id = ? AND "+k.incomplete, id)
+		return err
+	})
+}
+
+// writeBatch holds the rows an Importer or RunWriter was given since its
+// last flush, already converted to column values (the caller may reuse what
+// it passed), and writes them in one transaction.
+type writeBatch struct {
+	db      *DB
+	ctx     context.Context
+	queries []string // INSERT statements, by index
+	errf    []func(p *pendingRow, err error) error
+	rows    []pendingRow
+	bytes   int
+	keys    map[string]struct{} // UNIQUE keys in rows, to refuse a repeat at once
+	flushes int
+}
+
+// pendingRow is one row waiting in a writeBatch.
+type pendingRow struct {
+	stmt int
+	args []any
+	id   string // the row's key, for errors
+	n    int    // its 1-based number among the rows of its kind
+}
+
+// add queues one row and writes the batch when it is full. key, when not
+// "", must be unique among the rows of the batch (the table's UNIQUE
+// constraint checks the rest at the flush); a repeat fails with dup's error.
+func (b *writeBatch) add(row pendingRow, size int, key string, dup func() error) error {
+	if key != "" {
+		if _, ok := b.keys[key]; ok {
+			return dup()
+		}
+		if b.keys == nil {
+			b.keys = map[string]struct{}{}
+		}
+		b.keys[key] = struct{}{}
+	}
+	b.rows = append(b.rows, row)
+	b.bytes += size
+	if len(b.rows) >= max(b.db.batchRows, 1) || b.bytes >= b.db.batchBytes {
+		return b.flush(nil)
+	}
+	return nil
+}
+
+// flush writes the queued rows, then final (when not nil), in one write
+// transaction.
+func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
+	err := b.db.inTx(b.ctx, func(tx *sql.Tx) error {
+		stmts := make([]*sql.Stmt, len(b.queries))
+		defer func() {
+			for _, s := range stmts {
+				if s != nil {
+					s.Close()
+				}
+			}
+		}()
+		for i := range b.rows {
+			p := &b.rows[i]
+			if stmts[p.stmt] == nil {
+				s, err := tx.PrepareContext(b.ctx, b.queries[p.stmt])
+				if err != nil {
+					return err
+				}
+				stmts[p.stmt] = s
+			}
+			if _, err := stmts[p.stmt].ExecContext(b.ctx, p.args...); err != nil {
+				return b.errf[p.stmt](p, err)
+			}
+		}
+		if final != nil {
+			return final(tx)
+		}
+		return nil
+	})
+	clear(b.rows) // drop references for the collector
+	b.rows, b.bytes = b.rows[:0], 0
+	clear(b.keys)
+	b.flushes++
+	return err
+}
+
+// rollbackTarget is a writer's Rollback: it deletes what its batches
+// committed and the row, with a context that is not cancelled (a cancelled
+// import must still clean up), then releases the lock. When the deletes
+// fail, the rows stay invisible and the next reclaim removes them.
+func (db *DB) rollbackTarget(ctx context.Context, kind string, id int64, lk *writerLock) error {
+	defer lk.release()
+	if err := db.deleteTarget(context.WithoutCancel(ctx), kind, id); err != nil {
+		return fmt.Errorf("store: roll back %s %d: %w", kind, id, err)
+	}
+	return nil
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var se interface{ Code() int }
+	return errors.As(err, &se) && se.Code()&0xff == 5
+}
