@@ -79,6 +79,8 @@ type DB struct {
 	// ("import 3", "run 5"), its stand-in for the lock files (writer.go).
 	liveMu sync.Mutex
 	live   map[string]bool
+
+	onBusyRetry func(n int) // tests: called before retry n of inTxRetry
 }
 
 // Batch bounds of an Importer or RunWriter: it commits what it holds once
@@ -300,6 +302,9 @@ func (db *DB) inTxRetry(ctx context.Context, fn func(*sql.Tx) error) error {
 		err := db.inTx(ctx, fn)
 		if !isBusy(err) || n == busyRetries {
 			return err
+		}
+		if db.onBusyRetry != nil {
+			db.onBusyRetry(n)
 		}
 		if serr := backoff.Sleep(ctx, backoff.Exponential(busyBase, busyCeiling, n)); serr != nil {
 			return err

@@ -50,6 +50,42 @@ func openStore(ctx context.Context, cmd *cli.Command) (*store.DB, error) {
 	return store.Open(ctx, path)
 }
 
+// storePath is --db, or the default path.
+func storePath(cmd *cli.Command) (string, error) {
+	if path := cmd.String("db"); path != "" {
+		return path, nil
+	}
+	return store.DefaultPath()
+}
+
+// openStoreRead opens --db for reading only (report, review export; issue
+// 13 item 3): store.OpenReadOnly never waits for an import or run of
+// another process and works on a store file the user may only read. A
+// store of an older schema is migrated first by store.Open, which needs
+// write access; a missing store is an error that says how to make one.
+func openStoreRead(ctx context.Context, cmd *cli.Command) (*store.DB, error) {
+	path, err := storePath(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if path == store.MemoryPath {
+		return store.Open(ctx, path)
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no store at %s yet (so no run yet): run `evident import` (or `evident serve`, which judges the demo) first", path)
+	}
+	db, err := store.OpenReadOnly(ctx, path)
+	if errors.Is(err, store.ErrSchemaTooOld) {
+		w, werr := store.Open(ctx, path) // migrates
+		if werr != nil {
+			return nil, fmt.Errorf("%w (migrating it failed: %v)", err, werr)
+		}
+		w.Close()
+		return store.OpenReadOnly(ctx, path)
+	}
+	return db, err
+}
+
 // runOf is --run, or the latest run of the store.
 func runOf(ctx context.Context, cmd *cli.Command, db *store.DB) (store.RunInfo, error) {
 	if id := cmd.Int64("run"); id != 0 {
@@ -62,10 +98,10 @@ func runOf(ctx context.Context, cmd *cli.Command, db *store.DB) (store.RunInfo, 
 	return run, err
 }
 
-// openRun opens the store (openStore) and finds --run in it (runOf); the
-// caller closes the store.
-func openRun(ctx context.Context, cmd *cli.Command) (*store.DB, store.RunInfo, error) {
-	db, err := openStore(ctx, cmd)
+// openRun opens the store with open (openStoreRead, openStore) and finds
+// --run in it (runOf); the caller closes the store.
+func openRun(ctx context.Context, cmd *cli.Command, open func(context.Context, *cli.Command) (*store.DB, error)) (*store.DB, store.RunInfo, error) {
+	db, err := open(ctx, cmd)
 	if err != nil {
 		return nil, store.RunInfo{}, err
 	}
@@ -223,7 +259,7 @@ func reportCommand() *cli.Command {
 }
 
 func runReport(ctx context.Context, cmd *cli.Command) error {
-	db, run, err := openRun(ctx, cmd)
+	db, run, err := openRun(ctx, cmd, openStoreRead)
 	if err != nil {
 		return err
 	}
@@ -258,7 +294,22 @@ func runEval(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	db, run, err := openRun(ctx, cmd)
+	// eval stores the gold labels, so it opens the store for writing; a
+	// store the user may only read is evaluated all the same, read-only,
+	// without storing them (issue 13 item 3).
+	var writeErr error
+	db, run, err := openRun(ctx, cmd, func(ctx context.Context, cmd *cli.Command) (*store.DB, error) {
+		db, err := openStore(ctx, cmd)
+		if err == nil {
+			return db, nil
+		}
+		ro, rerr := openStoreRead(ctx, cmd)
+		if rerr != nil {
+			return nil, err
+		}
+		writeErr = err
+		return ro, nil
+	})
 	if err != nil {
 		return err
 	}
@@ -267,7 +318,9 @@ func runEval(ctx context.Context, cmd *cli.Command) error {
 	for i, g := range gold {
 		labels[i] = store.Gold{TurnID: g.TurnID, Verdict: g.Verdict, Note: g.Note}
 	}
-	if err := db.PutGold(ctx, labels, filepath.Base(path)); err != nil {
+	if writeErr != nil {
+		fmt.Fprintf(cmd.Root().ErrWriter, "gold labels not stored: the store opens read-only only (%v)\n", writeErr)
+	} else if err := db.PutGold(ctx, labels, filepath.Base(path)); err != nil {
 		return err
 	}
 	recs, err := db.Records(ctx, run.ID, store.Filter{})
@@ -305,7 +358,7 @@ func reviewCommand() *cli.Command {
 }
 
 func runReviewExport(ctx context.Context, cmd *cli.Command) error {
-	db, err := openStore(ctx, cmd)
+	db, err := openStoreRead(ctx, cmd)
 	if err != nil {
 		return err
 	}
