@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,9 @@ import (
 	"evident/persona/cardfile"
 )
 
-// cardCommand reads and writes Character Card V2/V3 files (JSON, PNG, CHARX):
-// the judge's fields live under data.extensions["evident/persona"].
+// cardCommand reads and writes Character Card V1/V2/V3 files (JSON, PNG,
+// CHARX; a V1 card is imported as V2): the judge's fields live under
+// data.extensions["evident/persona"].
 func cardCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "card",
@@ -27,7 +29,7 @@ func cardCommand() *cli.Command {
 		Commands: []*cli.Command{
 			{
 				Name:      "read",
-				Usage:     "print the card as one character_card row (JSON); guessed fields are listed on stderr",
+				Usage:     "print the card as one character_card row (JSON); where it was read from, fields of the wrong type, assets and guessed fields are listed on stderr",
 				ArgsUsage: "FILE",
 				Flags:     []cli.Flag{&cli.StringFlag{Name: "id", Usage: "character_id to give the card (default: the extension's, else the name)"}},
 				Action:    runCardRead,
@@ -52,6 +54,7 @@ func runCardRead(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	c, g := f.Card(cmd.String("id"))
+	printCardFile(cmd.Root().ErrWriter, f)
 	for _, x := range g.Guessed {
 		fmt.Fprintf(cmd.Root().ErrWriter, "guessed %s\n", x)
 	}
@@ -96,6 +99,31 @@ func runCardWrite(ctx context.Context, cmd *cli.Command) error {
 		_, err := w.Write(out)
 		return err
 	})
+}
+
+// printCardFile writes, one line each: "read from ORIGIN (SPEC VERSION)",
+// "fault PATH: GOT where WANT is expected" for every field of the wrong
+// type (kept as it is on write), and "asset TYPE NAME URI: N bytes from zip
+// entry P" or ": PROBLEM" for every data.assets element.
+func printCardFile(w io.Writer, f *cardfile.File) {
+	version := ""
+	if f.SpecVersion != "" {
+		version = " " + f.SpecVersion
+	}
+	fmt.Fprintf(w, "read from %s (%s%s)\n", f.Origin(), f.Spec, version)
+	for _, x := range f.Faults() {
+		fmt.Fprintf(w, "fault %s (ignored, written back unchanged)\n", x)
+	}
+	for _, a := range f.Assets() {
+		what := "not embedded, not read"
+		switch {
+		case a.Problem != "":
+			what = a.Problem
+		case a.Data != nil:
+			what = fmt.Sprintf("%d bytes from zip entry %q", len(a.Data), a.Path)
+		}
+		fmt.Fprintf(w, "asset %s %q %s: %s\n", a.Type, a.Name, a.URI, what)
+	}
 }
 
 func readCardArg(cmd *cli.Command) (*cardfile.File, []byte, error) {

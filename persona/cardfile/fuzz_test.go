@@ -1,10 +1,12 @@
 package cardfile
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -19,6 +21,12 @@ func FuzzRead(f *testing.F) {
 	f.Add(pngOf(tEXt("chara", v2(`{"name":"Old"}`)), zTXt("ccv3", v3(`{"name":"New","first_mes":"저는 가요."}`))))
 	f.Add(pngOf(iTXt("ccv3", koreanCard)))
 	f.Add(zipOf(f, "prefix", [2]string{"x/card.json", v3(`{"name":"하늘"}`)}))
+	// V1 cards, faulty fields, CHARX assets and a prefix (issue 14 item 5).
+	f.Add([]byte(`{"name":"A","first_mes":null,"mes_example":"{{char}}: 저는 가요."}`))
+	f.Add(pngOf(tEXt("chara", `{"name":"V1","first_mes":"안녕.","personality":["x"]}`)))
+	f.Add([]byte(v2(`{"name":"A","character_book":null,"tags":"a, b","extensions":null,"alternate_greetings":[1]}`)))
+	f.Add([]byte("{\n \"spec\": \"chara_card_v3\", \"data\": {\"name\": \"A\", \"extensions\": { }, \"x\": [1.50, \"\\u00e9\"]}}"))
+	f.Add(zipOf(f, "MZ stub", [2]string{"card.json", v3(`{"name":"A","description":"1인칭은 '저'. 존댓말을 쓴다.","assets":[{"type":"icon","uri":"embeded://a.png","name":"main","ext":"png"},{"uri":"embedded://../x"},"x"]}`)}, [2]string{"a.png", "png"}))
 	// The smallest real card, when the shared folder is there.
 	if b, err := os.ReadFile(filepath.Join(cardsDir, "choral-default-chan-v3-ccv3-only.png")); err == nil {
 		f.Add(b)
@@ -31,6 +39,20 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("error %v is not an *Error", err)
 			}
 			return
+		}
+		_ = file.Origin()
+		for _, x := range file.Faults() {
+			if x.Path == "" || x.Want == "" || x.Got == "" {
+				t.Fatalf("fault with an empty part: %+v", x)
+			}
+		}
+		for _, a := range file.Assets() {
+			if a.Data != nil && (a.Problem != "" || unsafePath(strings.ReplaceAll(a.Path, `\`, "/")) != "") {
+				t.Fatalf("asset read from an unsafe path or with a problem: %+v", a)
+			}
+		}
+		if js, err := file.JSON(); err != nil || (!file.FromV1 && !json.Valid(js)) {
+			t.Fatalf("JSON before SetPersona: %v %q", err, js)
 		}
 		c, _ := file.Card("")
 		if c.CanonEntities == nil || c.ForbiddenTopics == nil || c.EntityRoles == nil {

@@ -57,8 +57,13 @@ var (
 	// negationWords make a sentence say what the character does not do
 	// ("반말을 쓰지 않는다", "반말 금지"): such a sentence is not read.
 	negationWords = []string{"않", "안 ", "못 ", "말고", "대신", "없", "금지", "never", "not ", "n't"}
-	// firstPersonMarkers introduce the character's first-person word.
-	firstPersonMarkers = []string{"1인칭", "일인칭", "first person", "first-person", "자기 자신을", "자신을", "스스로를", "자기를"}
+	// firstPersonMarkers introduce the character's first-person word
+	// ("1인칭: 저"); callingMarkers introduce what it calls itself, which
+	// counts only quoted or before a quotative particle ("자신을 소인이라고
+	// 부른다", not "자신을 사랑한다").
+	firstPersonMarkers = []string{"1인칭", "일인칭", "first person", "first-person"}
+	callingMarkers     = []string{"자기 자신을", "자신을", "스스로를", "자기를"}
+	quotatives         = []string{"이라고", "라고", "이라", "라"}
 )
 
 // containsAny reports whether s contains one of words (ASCII case folded).
@@ -115,10 +120,13 @@ func declaredStyle(prose []voiceText) (string, Guess) {
 
 // declaredFirstPerson returns the first-person word the prose states
 // ("1인칭: 저", "1인칭은 '소인'", "자신을 본좌라고 부른다", "first person: 나"):
-// the word after a marker, in quotes or up to the next space with a
-// trailing particle (이라고, 라고, 이라, 라, 으로, 로, 이다, 다, 을, 를) cut,
-// 1 to 4 Hangul syllables, 제가/내가 and the other counted forms mapped to
-// 저/나. When all such statements agree the word is the guess.
+// the word after "1인칭", "일인칭" or "first person", in quotes or up to the
+// next space with a trailing particle (이라고, 라고, 이라, 라, 으로, 로,
+// 이다, 다, 을, 를) cut; or after "자신을", "스스로를", "자기를" in quotes
+// or before a quotative (이라고, 라고, 이라, 라). The word has 1 to 4 Hangul
+// syllables; 제가/내가 and the other counted forms map to 저/나; a sentence
+// with a negation (see negationWords) is not read. When all such
+// statements agree the word is the guess.
 func declaredFirstPerson(prose []voiceText) (string, Guess) {
 	g := Guess{Field: colFirstPerson}
 	n := map[string]int{}
@@ -163,10 +171,18 @@ var particles = []string{"이라고", "라고", "이라", "으로", "이다", "�
 // or "".
 func firstPersonAfterMarker(sent string) string {
 	ls := strings.ToLower(sent)
-	at := -1
-	for _, m := range firstPersonMarkers {
-		if i := strings.Index(ls, m); i >= 0 {
-			at = i + len(m)
+	if containsAny(sent, negationWords) {
+		return ""
+	}
+	at, calling := -1, false
+	for i, ms := range [][]string{firstPersonMarkers, callingMarkers} {
+		for _, m := range ms {
+			if j := strings.Index(ls, m); j >= 0 {
+				at, calling = j+len(m), i == 1
+				break
+			}
+		}
+		if at >= 0 {
 			break
 		}
 	}
@@ -196,11 +212,19 @@ func firstPersonAfterMarker(sent string) string {
 	} else {
 		w, _, _ = strings.Cut(rest, " ")
 		w = strings.TrimRightFunc(w, func(r rune) bool { return !speech.IsSyllable(r) })
-		for _, p := range particles {
+		cutFrom := particles
+		if calling {
+			cutFrom = quotatives
+		}
+		found := false
+		for _, p := range cutFrom {
 			if strings.HasSuffix(w, p) && utf8.RuneCountInString(w) > utf8.RuneCountInString(p) {
-				w = strings.TrimSuffix(w, p)
+				w, found = strings.TrimSuffix(w, p), true
 				break
 			}
+		}
+		if calling && !found {
+			return ""
 		}
 	}
 	if c := utf8.RuneCountInString(w); c < 1 || c > 4 || strings.ContainsFunc(w, func(r rune) bool { return !speech.IsSyllable(r) && r != ' ' }) {
