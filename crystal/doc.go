@@ -105,4 +105,13 @@
 //     the report (TruncatedSteps, TruncatedItems).
 //   - Evaluate needs an explicit Similarity: scores from different
 //     similarities are not comparable, so none is picked silently.
+//   - Many models (EvaluateAll, issue 16 item 4): items are scored in
+//     parallel and each item's reference side (tokens, vectors and norms,
+//     options, the training reward's trimmed steps) is prepared once for all
+//     models; every report stays bit for bit what Evaluate gives alone (the
+//     means are summed in item order after the parallel part). When items
+//     fail, the error is the first failing item's (items order), for the
+//     first model failing on it, so it does not depend on scheduling; one
+//     model at a time would have reported the first failing model's first
+//     item instead, which is the same whenever an item fails for every model.
 package crystal

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"evident/crystal/embedder"
@@ -137,17 +140,59 @@ var ErrItems = errors.New("crystal: bad item list")
 // is wrong. Under ProfilePaper an item without reference steps is dropped
 // from the step means (MatchF1 … CPR) but counts for Accuracy and AvgSteps;
 // under ProfileSeed the empty-list rules of MatchMatrix apply instead.
+// It is EvaluateAll with one model.
 //
 // Errors: ErrUnknownProfile, ErrBadParameter (nil similarity, threshold,
 // α, order method), ErrItems, the similarity's error wrapped with the item
 // ID, ctx's error. Bad replies are never errors (see ParseReply).
 func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Config) (Report, error) {
-	p, err := cfg.Profile.resolve()
+	reps, err := EvaluateAll(ctx, items, []map[string]Reply{preds}, cfg)
 	if err != nil {
+		var me *ModelError
+		if errors.As(err, &me) {
+			return Report{}, me.Err
+		}
 		return Report{}, err
 	}
+	return reps[0], nil
+}
+
+// ModelError is an EvaluateAll failure of one model's predictions: Model is
+// the index into the predictions given, Err the error (the similarity's,
+// wrapped with the item ID, or ctx's). Error and Unwrap are Err's.
+type ModelError struct {
+	Model int
+	Err   error
+}
+
+func (e *ModelError) Error() string { return e.Err.Error() }
+func (e *ModelError) Unwrap() error { return e.Err }
+
+// evalChunk is how many consecutive items a worker of EvaluateAll takes at
+// a time.
+const evalChunk = 16
+
+// EvaluateAll is Evaluate for several models' predictions against the same
+// items, one Report per element of preds, in order; each report equals, bit
+// for bit, what Evaluate gives for that model alone. The work is shared:
+// items are scored in parallel (GOMAXPROCS workers, evalChunk consecutive
+// items at a time), and each item's reference side is prepared once for
+// every model when the similarity is an embedder.Preparer (Lexical
+// tokenises the reference steps once, Cosine fetches their vectors and
+// norms once), as is the reference side of the training reward's word
+// overlap (issue 16 item 4).
+//
+// Errors: those of Evaluate. A failure of one model's scoring is a
+// *ModelError naming the model; when several items fail, the one reported
+// is that of the first failing item (in items order), for the first model
+// that fails on it.
+func EvaluateAll(ctx context.Context, items []Item, preds []map[string]Reply, cfg Config) ([]Report, error) {
+	p, err := cfg.Profile.resolve()
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Similarity == nil {
-		return Report{}, fmt.Errorf("%w: Config.Similarity is nil", ErrBadParameter)
+		return nil, fmt.Errorf("%w: Config.Similarity is nil", ErrBadParameter)
 	}
 	alpha := cfg.Alpha
 	if alpha == 0 {
@@ -155,7 +200,7 @@ func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Con
 	}
 	order, err := checkOrder(cfg.Order, alpha)
 	if err != nil {
-		return Report{}, err
+		return nil, err
 	}
 	w := cfg.Weights
 	if w == (RewardWeights{}) {
@@ -163,23 +208,94 @@ func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Con
 	}
 	th, err := resolveThreshold(cfg.Threshold, cfg.Similarity)
 	if err != nil {
-		return Report{}, err
+		return nil, err
 	}
 	mc := MatchConfig{Profile: p, Threshold: th}
 
 	seen := make(map[string]bool, len(items))
 	for k, it := range items {
 		if it.ID == "" {
-			return Report{}, fmt.Errorf("%w: item %d has no id", ErrItems, k)
+			return nil, fmt.Errorf("%w: item %d has no id", ErrItems, k)
 		}
 		if seen[it.ID] {
-			return Report{}, fmt.Errorf("%w: duplicate id %q", ErrItems, it.ID)
+			return nil, fmt.Errorf("%w: duplicate id %q", ErrItems, it.ID)
 		}
 		seen[it.ID] = true
 	}
+	if err := ctx.Err(); err != nil && len(items) > 0 {
+		return nil, &ModelError{Model: 0, Err: err}
+	}
 
-	rep := Report{Profile: p, Similarity: cfg.Similarity.Name(), Threshold: mc.Threshold,
-		Order: order, Alpha: alpha, Weights: w, Items: len(items), PerItem: make([]ItemScore, 0, len(items))}
+	sc := scorer{p: p, sim: cfg.Similarity, mc: mc, order: order, alpha: alpha, w: w}
+	scores := make([][]ItemScore, len(preds))
+	for k := range scores {
+		scores[k] = make([]ItemScore, len(items))
+	}
+	// failAt is the first failing item (len(items) while none has failed);
+	// workers take no chunk past it, so every item before it is scored and
+	// the error reported does not depend on scheduling.
+	var mu sync.Mutex
+	failAt, failErr := len(items), error(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), (len(items)+evalChunk-1)/evalChunk)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(evalChunk)) - evalChunk
+				mu.Lock()
+				stop := lo >= failAt
+				mu.Unlock()
+				if stop || lo >= len(items) {
+					return
+				}
+				for i := lo; i < min(lo+evalChunk, len(items)); i++ {
+					ref := newPreparedItem(sc.sim, items[i].ReferenceSteps)
+					for k := range preds {
+						err := ctx.Err()
+						if err == nil {
+							scores[k][i], err = sc.item(ctx, items[i], preds[k], ref)
+						}
+						if err != nil {
+							mu.Lock()
+							if i < failAt {
+								failAt, failErr = i, &ModelError{Model: k, Err: err}
+							}
+							mu.Unlock()
+							break
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failErr != nil {
+		return nil, failErr
+	}
+
+	reps := make([]Report, len(preds))
+	for k := range preds {
+		reps[k] = sc.report(items, seen, preds[k], scores[k])
+	}
+	return reps, nil
+}
+
+// scorer holds the resolved settings of one EvaluateAll.
+type scorer struct {
+	p     Profile
+	sim   embedder.Similarity
+	mc    MatchConfig
+	order OrderMethod
+	alpha float64
+	w     RewardWeights
+}
+
+// report sums one model's item scores in items order (the macro means).
+func (sc scorer) report(items []Item, seen map[string]bool, preds map[string]Reply, per []ItemScore) Report {
+	rep := Report{Profile: sc.p, Similarity: sc.sim.Name(), Threshold: sc.mc.Threshold,
+		Order: sc.order, Alpha: sc.alpha, Weights: sc.w, Items: len(items), PerItem: per}
 	for id := range preds {
 		if !seen[id] {
 			rep.Unknown = append(rep.Unknown, id)
@@ -189,15 +305,7 @@ func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Con
 
 	var correct, steps int
 	var sF1, sP, sR, sLIS, sOrd, sCPR, sTrain float64
-	for _, it := range items {
-		if err := ctx.Err(); err != nil {
-			return Report{}, err
-		}
-		s, err := scoreItem(ctx, it, preds, p, cfg.Similarity, mc, order, alpha, w)
-		if err != nil {
-			return Report{}, err
-		}
-		rep.PerItem = append(rep.PerItem, s)
+	for _, s := range per {
 		if s.Missing {
 			rep.Missing++
 		}
@@ -234,11 +342,67 @@ func Evaluate(ctx context.Context, items []Item, preds map[string]Reply, cfg Con
 		rep.MatchF1, rep.Precision, rep.Recall = sF1/n, sP/n, sR/n
 		rep.LIS, rep.OrderedF1, rep.CPR = sLIS/n, sOrd/n, sCPR/n
 	}
-	return rep, nil
+	return rep
 }
 
-func scoreItem(ctx context.Context, it Item, preds map[string]Reply, p Profile, sim embedder.Similarity,
-	mc MatchConfig, order OrderMethod, alpha float64, w RewardWeights) (ItemScore, error) {
+// preparedItem is one item's reference side, prepared at first use and then
+// shared by every model's prediction (one worker scores all models of an
+// item, so it needs no lock).
+type preparedItem struct {
+	sim embedder.Similarity
+	ref []string
+
+	done bool
+	prep embedder.PreparedRef // nil when sim is not an embedder.Preparer
+	err  error
+
+	optsDone bool
+	opts     []Option // the item's options (AnswerCase.options)
+
+	trainDone bool
+	trainRefs []string // ref trimmed, empty steps dropped (TrainReward)
+	train     embedder.PreparedRef
+}
+
+func newPreparedItem(sim embedder.Similarity, ref []string) *preparedItem {
+	return &preparedItem{sim: sim, ref: ref}
+}
+
+// similarities is sim.Similarities(ctx, pred, ref), through the prepared
+// reference side when sim can prepare one.
+func (p *preparedItem) similarities(ctx context.Context, pred []string) ([][]float64, error) {
+	if !p.done {
+		p.done = true
+		if pr, ok := p.sim.(embedder.Preparer); ok {
+			p.prep, p.err = pr.Prepare(ctx, p.ref)
+		}
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	if p.prep != nil {
+		return p.prep.Similarities(ctx, pred)
+	}
+	return p.sim.Similarities(ctx, pred, p.ref)
+}
+
+// trainReward is TrainReward(steps, answer, p.ref, gold) with the reference
+// steps' tokens prepared once.
+func (p *preparedItem) trainReward(steps []string, answer, gold string) TrainScore {
+	if !p.trainDone {
+		p.trainDone = true
+		for _, r := range p.ref {
+			if t := strings.TrimFunc(r, unicode.IsSpace); t != "" {
+				p.trainRefs = append(p.trainRefs, t)
+			}
+		}
+		p.train, _ = trainLexical.Prepare(context.Background(), p.trainRefs)
+	}
+	return trainScore(steps, answer, p.trainRefs, gold, p.train)
+}
+
+func (sc scorer) item(ctx context.Context, it Item, preds map[string]Reply, ref *preparedItem) (ItemScore, error) {
+	p, mc, order, alpha := sc.p, sc.mc, sc.order, sc.alpha
 	s := ItemScore{ID: it.ID}
 	skipped := p == ProfilePaper && len(it.ReferenceSteps) == 0
 	s.Skipped, s.StepsDropped = skipped, skipped
@@ -258,25 +422,39 @@ func scoreItem(ctx context.Context, it Item, preds map[string]Reply, p Profile, 
 		return s, nil
 	}
 	s.Unparseable, s.Repaired, s.Steps = r.Unparseable, r.Repaired, len(r.Steps)
-	v, err := Judge(AnswerCase{Prediction: r.Answer, Gold: it.Answer, Question: it.Question, Options: it.Options}, p)
-	if err != nil {
-		return s, err
+	c := AnswerCase{Prediction: r.Answer, Gold: it.Answer, Question: it.Question, Options: it.Options}
+	if !ref.optsDone {
+		ref.optsDone, ref.opts = true, c.options()
 	}
+	v := judgeOptions(c, p, ref.opts) // Judge, with the item's options read once
 	s.Verdict = v
-	m, err := MatchSteps(ctx, sim, r.Steps, it.ReferenceSteps, mc)
+	// MatchSteps, with the matrix from the prepared reference side.
+	var m Match
+	th, err := resolveThreshold(mc.Threshold, sc.sim)
+	if err == nil {
+		var mat [][]float64
+		if len(r.Steps) > 0 && len(it.ReferenceSteps) > 0 {
+			if mat, err = ref.similarities(ctx, r.Steps); err != nil {
+				err = fmt.Errorf("crystal: similarity %s: %w", sc.sim.Name(), err)
+			}
+		}
+		if err == nil {
+			m, err = MatchMatrix(mat, len(r.Steps), len(it.ReferenceSteps), MatchConfig{Profile: mc.Profile, Threshold: th})
+		}
+	}
 	if err != nil {
 		return s, fmt.Errorf("item %q: %w", it.ID, err)
 	}
 	s.Match = m
-	if lex, ok := sim.(embedder.Lexical); ok && lex.EmptyStepsMatch && p == ProfilePaper && mc.Threshold == TrainThreshold && trimmed(it.ReferenceSteps) {
+	if lex, ok := sc.sim.(embedder.Lexical); ok && lex.EmptyStepsMatch && p == ProfilePaper && mc.Threshold == TrainThreshold && trimmed(it.ReferenceSteps) {
 		// The match just made is the training reward's step F1 (same
 		// similarity, threshold and comparison): reuse it.
 		s.Train = TrainScore{Correct: PackageAnswerMatch(r.Answer, it.Answer), StepF1: m.F1}
 		s.Train.Reward = CPR(s.Train.Correct, m.F1, TrainWeights)
 	} else {
-		s.Train = TrainReward(r.Steps, r.Answer, it.ReferenceSteps, it.Answer)
+		s.Train = ref.trainReward(r.Steps, r.Answer, it.Answer)
 	}
-	if tr, ok := sim.(embedder.Truncator); ok && len(r.Steps) > 0 && len(it.ReferenceSteps) > 0 {
+	if tr, ok := sc.sim.(embedder.Truncator); ok && len(r.Steps) > 0 && len(it.ReferenceSteps) > 0 {
 		if s.Truncated, err = truncations(ctx, tr, r.Steps, it.ReferenceSteps); err != nil {
 			return s, fmt.Errorf("item %q: %w", it.ID, err)
 		}
@@ -287,7 +465,7 @@ func scoreItem(ctx context.Context, it Item, preds map[string]Reply, p Profile, 
 	if s.Order, err = OrderedF1(m, order, alpha); err != nil {
 		return s, err
 	}
-	s.CPR = CPR(v.Correct, m.F1, w)
+	s.CPR = CPR(v.Correct, m.F1, sc.w)
 	return s, nil
 }
 

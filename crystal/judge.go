@@ -188,10 +188,15 @@ func Judge(c AnswerCase, p Profile) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
-	j := judge{c: c, p: p, opts: c.options()}
-	v := j.run()
+	return judgeOptions(c, p, c.options()), nil
+}
+
+// judgeOptions is Judge of c under a resolved profile, with c's options
+// already read (c.options(): the same for every model's answer to an item).
+func judgeOptions(c AnswerCase, p Profile, opts []Option) Verdict {
+	v := judge{c: c, p: p, opts: opts}.run()
 	v.Profile = p
-	return v, nil
+	return v
 }
 
 type judge struct {

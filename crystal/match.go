@@ -1,11 +1,12 @@
 package crystal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"evident/crystal/embedder"
 )
@@ -174,15 +175,16 @@ func MatchMatrix(sim [][]float64, nPred, nRef int, cfg MatchConfig) (Match, erro
 			}
 		}
 	}
-	sort.Slice(cands, func(a, b int) bool {
-		x, y := cands[a], cands[b]
-		if x.Similarity != y.Similarity {
-			return x.Similarity > y.Similarity
+	// (similarity, pred, ref) is a total order on the candidates (no NaN, no
+	// two with the same indices), so any sort gives the same list.
+	slices.SortFunc(cands, func(x, y Pair) int {
+		switch {
+		case x.Similarity != y.Similarity:
+			return cmp.Compare(y.Similarity, x.Similarity)
+		case x.Pred != y.Pred:
+			return y.Pred - x.Pred
 		}
-		if x.Pred != y.Pred {
-			return x.Pred > y.Pred
-		}
-		return x.Ref > y.Ref
+		return y.Ref - x.Ref
 	})
 	predUsed := make([]bool, nPred)
 	refUsed := make([]bool, nRef)

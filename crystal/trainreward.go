@@ -39,15 +39,29 @@ type TrainScore struct {
 // ones dropped, as causal_process_reward does; predicted steps are used as
 // given. Either list empty gives a step F1 of 0.
 func TrainReward(steps []string, answer string, ref []string, gold string) TrainScore {
-	s := TrainScore{Correct: PackageAnswerMatch(answer, gold)}
 	var refs []string
 	for _, r := range ref {
 		if t := strings.TrimFunc(r, unicode.IsSpace); t != "" {
 			refs = append(refs, t)
 		}
 	}
+	return trainScore(steps, answer, refs, gold, nil)
+}
+
+// trainLexical is the training reward's word overlap (the no-token quirk on).
+var trainLexical = embedder.Lexical{EmptyStepsMatch: true}
+
+// trainScore is TrainReward on reference steps already trimmed (refs), with
+// their tokens prepared by trainLexical.Prepare(refs) when prep is not nil.
+func trainScore(steps []string, answer string, refs []string, gold string, prep embedder.PreparedRef) TrainScore {
+	s := TrainScore{Correct: PackageAnswerMatch(answer, gold)}
 	if len(steps) > 0 && len(refs) > 0 {
-		m, _ := embedder.Lexical{EmptyStepsMatch: true}.Similarities(context.Background(), steps, refs)
+		var m [][]float64
+		if prep != nil {
+			m, _ = prep.Similarities(context.Background(), steps)
+		} else {
+			m, _ = trainLexical.Similarities(context.Background(), steps, refs)
+		}
 		if res, err := MatchMatrix(m, len(steps), len(refs), MatchConfig{Profile: ProfilePaper, Threshold: TrainThreshold}); err == nil {
 			s.StepF1 = res.F1
 		}

@@ -50,6 +50,16 @@
 //     fed zeros. The output used is last_hidden_state (else
 //     token_embeddings, else sentence_embedding, which is only normalised,
 //     else the first).
+//   - Preparer (issue 16 item 4): Lexical and Cosine prepare a reference
+//     list once for many predictions. Prepared results equal the plain
+//     ones bit for bit: Lexical numbers the reference tokens (a predicted
+//     token outside them only counts towards the step's length); Cosine
+//     widens the reference vectors to float64 once (exact) and sums the
+//     same float64 products in the same order — four partial sums per dot,
+//     products never fused with the sums — four references at a time, in
+//     SSE2 assembly on amd64 (dot_amd64.s; the tag purego, or another
+//     architecture, uses the same loop in Go). Pre-normalised float32
+//     vectors would be faster still but change the last digits.
 //   - ONNX Runtime is one per process: the first embedder loads it, the last
 //     Close unloads it; a second library path meanwhile is an error.
 package embedder

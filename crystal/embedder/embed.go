@@ -120,7 +120,7 @@ func (c Cosine) Similarities(ctx context.Context, pred, ref []string) ([][]float
 		}
 		var s float64
 		for _, x := range v {
-			s += float64(x) * float64(x)
+			s += float64(float64(x) * float64(x))
 		}
 		if math.IsNaN(s) || math.IsInf(s, 0) {
 			return nil, fmt.Errorf("%w: vector %d is not finite", ErrEmbedding, k)
@@ -194,19 +194,21 @@ func (c Cosine) Truncations(ctx context.Context, texts []string) ([]Cut, error) 
 }
 
 // dot is the float64 dot product of two equal-length vectors, four partial
-// sums at a time (the cosine's inner loop).
+// sums at a time (the cosine's inner loop). Each product is converted
+// explicitly so that no architecture fuses it with the sum (Go spec,
+// "Arithmetic operators"): every path of Cosine rounds alike.
 func dot(a, b []float32) float64 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float64
 	k := 0
 	for ; k+4 <= len(a); k += 4 {
-		s0 += float64(a[k]) * float64(b[k])
-		s1 += float64(a[k+1]) * float64(b[k+1])
-		s2 += float64(a[k+2]) * float64(b[k+2])
-		s3 += float64(a[k+3]) * float64(b[k+3])
+		s0 += float64(float64(a[k]) * float64(b[k]))
+		s1 += float64(float64(a[k+1]) * float64(b[k+1]))
+		s2 += float64(float64(a[k+2]) * float64(b[k+2]))
+		s3 += float64(float64(a[k+3]) * float64(b[k+3]))
 	}
 	for ; k < len(a); k++ {
-		s0 += float64(a[k]) * float64(b[k])
+		s0 += float64(float64(a[k]) * float64(b[k]))
 	}
 	return (s0 + s1) + (s2 + s3)
 }

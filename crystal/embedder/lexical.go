@@ -2,10 +2,9 @@ package embedder
 
 import (
 	"context"
-	"math"
-	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // LexicalThreshold is the matching threshold the reference package uses with
@@ -34,95 +33,67 @@ func (Lexical) Name() string { return "lexical" }
 func (Lexical) DefaultThreshold() float64 { return LexicalThreshold }
 
 // Similarities returns the len(pred) × len(ref) word-overlap matrix. Each
-// step is tokenised once. The only error is ctx's.
+// step is tokenised once (through Prepare). The only error is ctx's.
 func (l Lexical) Similarities(ctx context.Context, pred, ref []string) ([][]float64, error) {
-	if err := ctx.Err(); err != nil {
+	p, err := l.Prepare(ctx, ref)
+	if err != nil {
 		return nil, err
 	}
-	if len(pred) == 0 {
-		return nil, nil
-	}
-	pb := make([]bag, len(pred))
-	for i, s := range pred {
-		pb[i] = newBag(s)
-	}
-	rb := make([]bag, len(ref))
-	for j, s := range ref {
-		rb[j] = newBag(s)
-	}
-	m := make([][]float64, len(pred))
-	for i := range pb {
-		m[i] = make([]float64, len(rb))
-		for j := range rb {
-			m[i][j] = l.score(pb[i], rb[j])
-		}
-	}
-	return m, nil
+	return p.Similarities(ctx, pred)
 }
 
 // Pair returns the word-overlap similarity of two single steps.
 func (l Lexical) Pair(a, b string) float64 {
-	return l.score(newBag(a), newBag(b))
-}
-
-func (l Lexical) score(a, b bag) float64 {
-	if a.n == 0 || b.n == 0 {
-		if a.n == 0 && b.n == 0 && l.EmptyStepsMatch {
-			return 1
-		}
-		return 0
-	}
-	// common multiset size: merge the two sorted token lists.
-	common := 0
-	for i, j := 0, 0; i < len(a.toks) && j < len(b.toks); {
-		switch x, y := a.toks[i], b.toks[j]; {
-		case x == y:
-			common++
-			i++
-			j++
-		case x < y:
-			i++
-		default:
-			j++
-		}
-	}
-	return float64(common) / math.Sqrt(float64(a.n)*float64(b.n))
-}
-
-// bag is a token multiset: the tokens sorted, and their count.
-type bag struct {
-	toks []string
-	n    int
-}
-
-func newBag(s string) bag {
-	toks := Tokens(s)
-	sort.Strings(toks)
-	return bag{toks: toks, n: len(toks)}
+	m, _ := l.Similarities(context.Background(), []string{a}, []string{b})
+	return m[0][0]
 }
 
 // Tokens splits s into lowercased word tokens the way Python's `\w+` does on
 // str: maximal runs of Unicode letters, numbers and '_'. Nil when s has none.
 func Tokens(s string) []string {
 	var out []string
+	scanTokens(s, func(tok string) { out = append(out, tok) })
+	return out
+}
+
+// scanTokens calls yield with each of Tokens(s) in order, without building
+// the list (Lexical.Prepare and its prepared Similarities number tokens as
+// they come).
+func scanTokens(s string, yield func(tok string)) {
 	start := -1
-	for i, r := range s {
-		if isWord(r) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		var word bool
+		size := 1
+		if c < 0x80 {
+			word = asciiWord[c]
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			word = isWord(r)
+		}
+		if word {
 			if start < 0 {
 				start = i
 			}
-			continue
-		}
-		if start >= 0 {
-			out = append(out, lower(s[start:i]))
+		} else if start >= 0 {
+			yield(lower(s[start:i]))
 			start = -1
 		}
+		i += size
 	}
 	if start >= 0 {
-		out = append(out, lower(s[start:]))
+		yield(lower(s[start:]))
 	}
-	return out
 }
+
+// asciiWord is isWord for the ASCII range: letters, digits and '_'.
+var asciiWord = func() (t [0x80]bool) {
+	for c := range t {
+		t[c] = isWord(rune(c))
+	}
+	return t
+}()
 
 // lower is strings.ToLower without the copy for ASCII text already in
 // lower case (most step words).

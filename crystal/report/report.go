@@ -29,11 +29,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
-	"sync"
 
 	"evident/crystal"
 )
@@ -61,37 +60,27 @@ type Table struct {
 	Rows      []Row
 }
 
-// Score evaluates every run against items with cfg (one crystal.Evaluate per
-// model) and returns the table. Errors are Evaluate's, wrapped with the model
-// name.
+// Score evaluates every run against items with cfg (crystal.EvaluateAll:
+// each row equals crystal.Evaluate of that model) and returns the table.
+// Errors are Evaluate's, wrapped with the model name.
 func Score(ctx context.Context, items []crystal.Item, runs []Run, cfg crystal.Config) (Table, error) {
-	// Models are scored in parallel, one worker per CPU; Evaluate is pure
-	// and the similarities shared here (Lexical, Cosine with its Cache) are
-	// safe for concurrent use.
-	reps := make([]crystal.Report, len(runs))
-	errs := make([]error, len(runs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(runs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				reps[k], errs[k] = crystal.Evaluate(ctx, items, runs[k].Replies, cfg)
-			}
-		}()
-	}
+	// One crystal.EvaluateAll for every model: items in parallel, each
+	// item's reference side prepared once for all models.
+	preds := make([]map[string]crystal.Reply, len(runs))
 	for k := range runs {
-		next <- k
+		preds[k] = runs[k].Replies
 	}
-	close(next)
-	wg.Wait()
+	reps, err := crystal.EvaluateAll(ctx, items, preds, cfg)
+	if err != nil && len(runs) > 0 {
+		var me *crystal.ModelError
+		if errors.As(err, &me) {
+			return Table{}, fmt.Errorf("model %s: %w", runs[me.Model].Model, me.Err)
+		}
+		return Table{}, fmt.Errorf("model %s: %w", runs[0].Model, err)
+	}
 	var t Table
 	for k, run := range runs {
-		rep, err := reps[k], errs[k]
-		if err != nil {
-			return Table{}, fmt.Errorf("model %s: %w", run.Model, err)
-		}
+		rep := reps[k]
 		if k == 0 {
 			t = Table{Items: rep.Items, Profile: rep.Profile, Similarity: rep.Similarity,
 				Lexical: rep.Similarity == "lexical", Threshold: rep.Threshold,
