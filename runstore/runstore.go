@@ -275,7 +275,14 @@ func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options,
 		w.SetFingerprint(store.TableTurns, sum)
 	}
 	tally.Rejected += len(all)
-	return w.Commit(tally)
+	info, err := w.Commit(tally)
+	if err != nil {
+		return info, err
+	}
+	if _, err := Summarize(ctx, db, info); err != nil {
+		return info, errSummary(info.ID, err)
+	}
+	return info, nil
 }
 
 // Result is what Run did: the import and the run judged from it.

@@ -19,16 +19,27 @@ type Filter struct {
 	Session   string          // session_id equals
 	Verdict   persona.Verdict // verdict equals
 	TurnID    string          // turn_id equals (one record: a shareable link to a turn)
-	// Text must occur in the summary or the reply_text (substring; ASCII
-	// letters match case-insensitively, as SQLite's LIKE does).
+	// Text must occur in the summary or the reply_text, both compared in
+	// Unicode NFC (an NFD query finds NFC text and the reverse); ASCII
+	// letters match case-insensitively, as SQLite's LIKE does. A query of 3
+	// or more characters on a run with a search index (IndexRunText) is
+	// served by the trigram index; a shorter one, or a run not indexed yet,
+	// reads the run's rows (see search.go).
 	Text string
+	// From keeps records with seq ≥ From (keyset pagination: the next page
+	// starts at the last seq shown + 1; 0 is the start of the run).
+	From int
+	// Until, when > 0, keeps records with seq < Until (a report's cap).
+	Until int
 	// Limit caps the rows returned (0: no cap); Offset skips rows first.
 	// Both apply in run order and are ignored by CountByVerdict.
 	Limit, Offset int
 }
 
-// where renders the filter as a WHERE clause (with run_id) and its args.
-func (f Filter) where(runID int64) (string, []any) {
+// whereWith renders the filter as a WHERE clause (with run_id) and its
+// args. Text is checked on each row (evident_contains, search.go); indexed
+// adds the trigram index's candidates (DB.whereOf decides).
+func (f Filter) whereWith(runID int64, indexed bool) (string, []any) {
 	clauses := []string{"run_id = ?"}
 	args := []any{runID}
 	for _, c := range []struct{ col, val string }{
@@ -40,15 +51,38 @@ func (f Filter) where(runID int64) (string, []any) {
 			args = append(args, c.val)
 		}
 	}
+	if f.From > 0 {
+		clauses = append(clauses, "seq >= ?")
+		args = append(args, f.From)
+	}
+	if f.Until > 0 {
+		clauses = append(clauses, "seq < ?")
+		args = append(args, f.Until)
+	}
 	if f.Text != "" {
-		pat := "%" + likeEscaper.Replace(f.Text) + "%"
-		clauses = append(clauses, `(summary LIKE ? ESCAPE '\' OR reply_text LIKE ? ESCAPE '\')`)
-		args = append(args, pat, pat)
+		q := normalizeQuery(f.Text)
+		if m, ok := ftsQuery(q); ok && indexed {
+			clauses = append(clauses, "rowid IN (SELECT rowid FROM verdict_fts WHERE verdict_fts MATCH ?)")
+			args = append(args, m)
+		}
+		clauses = append(clauses, containsFunc+"(summary, reply_text, ?)")
+		args = append(args, q)
 	}
 	return " WHERE " + strings.Join(clauses, " AND "), args
 }
 
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+// whereOf is f.where using the run's search index when it is complete.
+func (db *DB) whereOf(ctx context.Context, runID int64, f Filter) (string, []any, error) {
+	indexed := false
+	if f.Text != "" {
+		var err error
+		if indexed, err = db.TextIndexed(ctx, runID); err != nil {
+			return "", nil, err
+		}
+	}
+	w, args := f.whereWith(runID, indexed)
+	return w, args, nil
+}
 
 // Entry is one stored verdict record with its position in the run and its
 // sidecar. SummarySource is "" and SummaryRejectedBy "" when not set (NULL).
@@ -65,7 +99,10 @@ func (db *DB) Entries(ctx context.Context, runID int64, f Filter) ([]Entry, erro
 	if _, err := db.Run(ctx, runID); err != nil {
 		return nil, err
 	}
-	where, args := f.where(runID)
+	where, args, err := db.whereOf(ctx, runID, f)
+	if err != nil {
+		return nil, err
+	}
 	q := "SELECT seq, record, summary_source, summary_rejected_by FROM verdict" + where + " ORDER BY seq"
 	if f.Limit > 0 || f.Offset > 0 {
 		limit := f.Limit
@@ -75,6 +112,12 @@ func (db *DB) Entries(ctx context.Context, runID int64, f Filter) ([]Entry, erro
 		q += " LIMIT ? OFFSET ?"
 		args = append(args, limit, max(f.Offset, 0))
 	}
+	return db.scanEntries(ctx, runID, q, args)
+}
+
+// scanEntries runs q (selecting seq, record, summary_source,
+// summary_rejected_by) and decodes its rows.
+func (db *DB) scanEntries(ctx context.Context, runID int64, q string, args []any) ([]Entry, error) {
 	rows, err := db.sql.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: records of run %d: %w", runID, err)
@@ -135,7 +178,10 @@ func (db *DB) CountByVerdict(ctx context.Context, runID int64, f Filter) (map[pe
 	if _, err := db.Run(ctx, runID); err != nil {
 		return nil, err
 	}
-	where, args := f.where(runID)
+	where, args, err := db.whereOf(ctx, runID, f)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := db.sql.QueryContext(ctx, "SELECT verdict, count(*) FROM verdict"+where+" GROUP BY verdict", args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: count run %d: %w", runID, err)

@@ -2,31 +2,35 @@ package web
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
 	"evident/persona"
-	"evident/persona/batch"
 	"evident/persona/evalrun"
 	"evident/runstore"
 	"evident/store"
 )
 
-// runData is what the screen computes once per run (runs never change after
-// commit): its records, the dataset it judged, the ten checks and the
-// per-model report.
+// runData is what the screen keeps per run between requests. The run screen,
+// the models-disagree page and the report read only its head — the run row,
+// its dataset row and the dataset's cards (small, bounded by the number of
+// characters) — and read records a page at a time from the store (issue 13).
+//
+// The review screen (review.go) still needs every record: s.run loads recs,
+// index, turns and prompts on first use (loadFull) and keeps them while the
+// run stays among the cachedRuns. That full load is known and left for later.
 type runData struct {
 	info    store.RunInfo
 	dataset *store.DatasetInfo
-	recs    []persona.Record
-	index   map[string]int // turn_id → position in recs
-	turns   map[string]*persona.Turn
 	cards   map[string]persona.Card
-	prompts map[string]string // turn_id → prompt_id
 
-	checks    *batch.CheckReport
-	checksErr error
-	models    evalrun.ModelReport
+	fullOnce sync.Once
+	fullErr  error
+	recs     []persona.Record
+	index    map[string]int // turn_id → position in recs
+	turns    map[string]*persona.Turn
+	prompts  map[string]string // turn_id → prompt_id
 
 	reviewOnce sync.Once
 	review     *review // the review queues, built on first use (reviewOf)
@@ -34,8 +38,22 @@ type runData struct {
 
 const cachedRuns = 4
 
-// run returns the run's data, computing and caching it on first use.
+// run returns the run with every record loaded (the review screen's needs).
 func (s *Server) run(ctx context.Context, id int64) (*runData, error) {
+	d, err := s.head(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	d.fullOnce.Do(func() { d.fullErr = loadFull(ctx, s.db, d) })
+	if d.fullErr != nil {
+		s.forget(id) // a cancelled request must not poison the cache
+		return nil, d.fullErr
+	}
+	return d, nil
+}
+
+// head returns the run's head (info, dataset, cards), cached.
+func (s *Server) head(ctx context.Context, id int64) (*runData, error) {
 	if d := s.cached(id); d != nil {
 		return d, nil
 	}
@@ -44,7 +62,7 @@ func (s *Server) run(ctx context.Context, id int64) (*runData, error) {
 	if d := s.cached(id); d != nil {
 		return d, nil
 	}
-	d, err := loadRun(ctx, s.db, id)
+	d, err := loadHead(ctx, s.db, id)
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +77,15 @@ func (s *Server) run(ctx context.Context, id int64) (*runData, error) {
 	return d, nil
 }
 
+func (s *Server) forget(id int64) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	delete(s.cache, id)
+	if i := slices.Index(s.order, id); i >= 0 {
+		s.order = slices.Delete(s.order, i, i+1)
+	}
+}
+
 func (s *Server) cached(id int64) *runData {
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
@@ -71,35 +98,18 @@ func (s *Server) cached(id int64) *runData {
 	return d
 }
 
-func loadRun(ctx context.Context, db *store.DB, id int64) (*runData, error) {
+func loadHead(ctx context.Context, db *store.DB, id int64) (*runData, error) {
 	info, err := db.Run(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := db.Records(ctx, id, store.Filter{})
-	if err != nil {
-		return nil, err
-	}
-	d := &runData{info: info, recs: recs, index: make(map[string]int, len(recs)),
-		turns: map[string]*persona.Turn{}, cards: map[string]persona.Card{}}
-	for i, r := range recs {
-		if _, dup := d.index[r.TurnID]; !dup {
-			d.index[r.TurnID] = i
-		}
-	}
-	var turns []persona.Turn
+	d := &runData{info: info, cards: map[string]persona.Card{}}
 	if info.DatasetID != 0 {
 		ds, err := db.Dataset(ctx, info.DatasetID)
 		if err != nil {
 			return nil, err
 		}
 		d.dataset = &ds
-		if turns, err = db.Turns(ctx, info.DatasetID); err != nil {
-			return nil, err
-		}
-		for i := range turns {
-			d.turns[turns[i].TurnID] = &turns[i]
-		}
 		cards, err := db.Cards(ctx, info.DatasetID)
 		if err != nil {
 			return nil, err
@@ -108,8 +118,112 @@ func loadRun(ctx context.Context, db *store.DB, id int64) (*runData, error) {
 			d.cards[c.CharacterID] = c
 		}
 	}
-	d.prompts = evalrun.PromptsOf(turns)
-	d.models = evalrun.CompareModels(recs, d.prompts)
-	d.checks, d.checksErr = runstore.Check(ctx, db, info)
 	return d, nil
+}
+
+// loadFull reads every record and turn of the run (review.go only).
+func loadFull(ctx context.Context, db *store.DB, d *runData) error {
+	recs, err := db.Records(ctx, d.info.ID, store.Filter{})
+	if err != nil {
+		return err
+	}
+	d.recs, d.index, d.turns = recs, make(map[string]int, len(recs)), map[string]*persona.Turn{}
+	for i, r := range recs {
+		if _, dup := d.index[r.TurnID]; !dup {
+			d.index[r.TurnID] = i
+		}
+	}
+	var turns []persona.Turn
+	if d.info.DatasetID != 0 {
+		if turns, err = db.Turns(ctx, d.info.DatasetID); err != nil {
+			return err
+		}
+		for i := range turns {
+			d.turns[turns[i].TurnID] = &turns[i]
+		}
+	}
+	d.prompts = evalrun.PromptsOf(turns)
+	return nil
+}
+
+// summary is the run's whole-run figures: the one stored at judge time
+// (runstore.Summarize), else — an older store, or a run still growing —
+// counted now with indexed SQL (store.CountRun), with no checks, model
+// report or disagreements (stored is then false).
+func (s *Server) summary(ctx context.Context, d *runData) (sum store.RunSummary, stored bool, err error) {
+	sum, err = s.db.StoredSummary(ctx, d.info.ID)
+	if err == nil {
+		return sum, true, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return sum, false, err
+	}
+	sum, err = s.db.CountRun(ctx, d.info.ID, false)
+	return sum, false, err
+}
+
+// pageTurns is the input rows one page needs: each record's own turn and
+// the earlier turn its recall cites, looked up by (dataset_id, turn_id).
+func (s *Server) pageTurns(ctx context.Context, d *runData, recs []*persona.Record) (map[string]persona.Turn, error) {
+	if d.info.DatasetID == 0 || len(recs) == 0 {
+		return map[string]persona.Turn{}, nil
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for _, r := range recs {
+		for _, id := range []string{r.TurnID, deref(r.RecallSourceTurn)} {
+			if id != "" && !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	out := map[string]persona.Turn{}
+	for len(ids) > 0 {
+		n := min(len(ids), store.MaxLookup)
+		m, err := s.db.TurnsByID(ctx, d.info.DatasetID, ids[:n])
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
+// pageGold is the gold labels of a page's records.
+func (s *Server) pageGold(ctx context.Context, recs []*persona.Record) (map[string]store.Gold, error) {
+	out := map[string]store.Gold{}
+	for i := 0; i < len(recs); i += store.MaxLookup {
+		var ids []string
+		for _, r := range recs[i:min(len(recs), i+store.MaxLookup)] {
+			ids = append(ids, r.TurnID)
+		}
+		m, err := s.db.GoldOf(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// storedChecks and storedModels decode the summary's parts for the panels.
+func storedChecks(sum store.RunSummary) (*runstore.StoredChecks, error) {
+	return runstore.SummaryChecks(sum)
+}
+
+func storedModels(sum store.RunSummary) (evalrun.ModelReport, error) {
+	return runstore.SummaryModels(sum)
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,8 +10,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"evident/persona"
 	"evident/store"
 )
 
@@ -112,7 +115,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "찾는 실행이 없습니다", "실행 번호는 1 이상의 정수입니다.")
 		return
 	}
-	d, err := s.run(r.Context(), id)
+	d, err := s.head(r.Context(), id)
 	if err != nil {
 		s.storeFail(w, r, err)
 		return
@@ -131,73 +134,211 @@ func (s *Server) disagreePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "찾는 실행이 없습니다", "실행 번호는 1 이상의 정수입니다.")
 		return
 	}
-	d, err := s.run(r.Context(), id)
+	ctx := r.Context()
+	d, err := s.head(ctx, id)
 	if err != nil {
 		s.storeFail(w, r, err)
 		return
 	}
-	character := r.URL.Query().Get("character")
-	p := disagreements(d, character, func(t string) string { return fmt.Sprintf("/runs/%d?turn=%s", id, queryEscape(t)) })
+	sum, stored, err := s.summaryFor(ctx, d)
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	character := strings.TrimSpace(q.Get("character"))
+	page, _ := strconv.Atoi(q.Get("page"))
+	page = max(page, 1)
+	p, err := s.disagreements(ctx, d, sum, stored, character, (page-1)*disagreePageSize, disagreePageSize,
+		func(t string) string { return fmt.Sprintf("/runs/%d?turn=%s", id, queryEscape(t)) })
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
 	p.Run = head(d)
 	p.BackURL = fmt.Sprintf("/runs/%d", id)
-	facets, err := s.db.Facets(r.Context(), id)
-	if err != nil {
-		s.storeFail(w, r, err)
-		return
-	}
-	p.Characters = options(facets.Characters, character, func(v string) string {
-		if c, ok := d.cards[v]; ok && c.Name != "" {
-			return c.Name + " · " + v
+	base := fmt.Sprintf("/runs/%d/disagree", id)
+	pageURL := func(n int) string {
+		var parts []string
+		if character != "" {
+			parts = append(parts, "character="+queryEscape(character))
 		}
-		return v
-	})
+		if n > 1 {
+			parts = append(parts, "page="+strconv.Itoa(n))
+		}
+		if len(parts) == 0 {
+			return base
+		}
+		return base + "?" + strings.Join(parts, "&")
+	}
+	p.Pager = pager{Page: page, Pages: max(1, (p.Total+disagreePageSize-1)/disagreePageSize)}
+	if page > 1 {
+		p.Pager.Prev = pageURL(page - 1)
+	}
+	if page < p.Pager.Pages {
+		p.Pager.Next = pageURL(page + 1)
+	}
+	p.Characters = options(groupValues(sum.Characters), character, d.characterLabel)
 	s.render(w, r, http.StatusOK, "disagree", p)
 }
 
-// reportDownload serves the static report of a run as a file.
+// reportDownload serves the static report of a run as a file, for the
+// filter in the query string (the run screen's), streamed as it is written.
 func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 	id, ok := runID(r)
 	if !ok {
 		s.fail(w, r, http.StatusNotFound, "찾는 실행이 없습니다", "실행 번호는 1 이상의 정수입니다.")
 		return
 	}
-	var buf bytes.Buffer
-	if err := s.writeReport(r.Context(), id, &buf); err != nil {
+	if _, err := s.head(r.Context(), id); err != nil {
 		s.storeFail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="evident-run-%d.html"`, id))
-	w.Write(buf.Bytes())
+	bw := bufio.NewWriterSize(w, 64<<10)
+	f := parseFilter("", r.URL.Query())
+	if err := s.writeReport(r.Context(), id, bw, ReportOptions{Filter: f.store()}); err != nil {
+		// Headers are gone: the file ends early; say so in the log.
+		s.opt.Log.Printf("web: report of run %d: %v", id, err)
+		return
+	}
+	bw.Flush()
 }
 
-// WriteReport writes run id of db as one self-contained HTML file: the same
-// screen with every row, the panels and the models-disagree list, the CSS
-// inlined, no script and no reference to any other file or site.
+// ReportCap is the default cap on the turns of one static report (issue 13:
+// a single file with a clear cap).
+const ReportCap = 20000
+
+// reportDisagreeCap caps the models-disagree prompts of one report.
+const reportDisagreeCap = 1000
+
+// ReportOptions choose what a static report holds.
+type ReportOptions struct {
+	// Filter narrows the turns (its Limit, Offset and From are ignored); the
+	// zero Filter is the whole run.
+	Filter store.Filter
+	// Cap is the most turns written, the first Cap of the filter in run
+	// order; 0 means ReportCap. The report says how many matched and how to
+	// get the rest (the JSON Lines export, or a narrower filter).
+	Cap int
+}
+
+// reportCap is what the report says about its cap.
+type reportCap struct {
+	Capped        bool
+	Cap, Matched  int
+	ExportURL     string
+	DisagreeShown int
+}
+
+// WriteReport writes run id of db as one self-contained HTML file (the first
+// ReportCap turns of the run); see WriteReportWith.
 func WriteReport(ctx context.Context, db *store.DB, id int64, w io.Writer) error {
+	return WriteReportWith(ctx, db, id, w, ReportOptions{})
+}
+
+// WriteReportWith writes run id of db as one self-contained HTML file: the
+// run screen with the first o.Cap turns of o.Filter in run order, grouped by
+// verdict, the panels and the first 1,000 models-disagree prompts, the CSS
+// inlined, no script and no reference to any other file or site. It is
+// written as it is read — rows a page at a time from the store, each row's
+// template straight into w — so memory does not grow with the run; w should
+// be buffered. An error part way leaves w holding a partial file.
+func WriteReportWith(ctx context.Context, db *store.DB, id int64, w io.Writer, o ReportOptions) error {
 	s, err := New(db, Options{})
 	if err != nil {
 		return err
 	}
-	return s.writeReport(ctx, id, w)
+	return s.writeReport(ctx, id, w, o)
 }
 
-func (s *Server) writeReport(ctx context.Context, id int64, w io.Writer) error {
-	d, err := s.run(ctx, id)
+// reportPage is how many records the report reads per query.
+const reportPage = 500
+
+func (s *Server) writeReport(ctx context.Context, id int64, w io.Writer, o ReportOptions) error {
+	d, err := s.head(ctx, id)
 	if err != nil {
 		return err
 	}
-	p, err := s.buildRun(ctx, d, filterView{Page: 1}, true)
+	capN := o.Cap
+	if capN <= 0 {
+		capN = ReportCap
+	}
+	sf := o.Filter
+	sf.Limit, sf.Offset, sf.From = 0, 0, 0
+	f := filterView{Character: sf.Character, Model: sf.Model, Session: sf.Session, Verdict: string(sf.Verdict),
+		Q: sf.Text, Turn: sf.TurnID, Page: 1}
+	p, err := s.buildRun(ctx, d, f, true)
 	if err != nil {
 		return err
 	}
-	p.Disagree = disagreements(d, "", func(t string) string { return "#t-" + t })
+	p.Report = reportCap{Cap: capN, Matched: p.Total, ExportURL: p.ExportURL}
+	// Only turns before the cap's last one: count each group again below it.
+	until := 0
+	if p.Total > capN {
+		seq, ok, err := s.db.SeqAt(ctx, id, sf, capN)
+		if err != nil {
+			return err
+		}
+		if ok {
+			until = seq
+			p.Report.Capped = true
+			capped := sf
+			capped.Until = until
+			counts, err := s.db.CountByVerdict(ctx, id, capped)
+			if err != nil {
+				return err
+			}
+			for _, g := range p.Groups {
+				g.Count = counts[persona.Verdict(g.Verdict)]
+			}
+		}
+	}
+	var streamErr error
+	for _, g := range p.Groups {
+		if g.Count == 0 {
+			continue
+		}
+		gf := sf
+		gf.Verdict, gf.Until, gf.Limit = persona.Verdict(g.Verdict), until, reportPage
+		g.Stream = func(yield func(rowView) bool) {
+			for from := 0; streamErr == nil; {
+				gf.From = from
+				entries, err := s.db.Entries(ctx, id, gf)
+				if err != nil {
+					streamErr = err
+					return
+				}
+				lk, err := s.lookups(ctx, d, entries)
+				if err != nil {
+					streamErr = err
+					return
+				}
+				for _, e := range entries {
+					if !yield(s.row(d, lk, e, f, true)) {
+						return
+					}
+				}
+				if len(entries) < reportPage {
+					return
+				}
+				from = entries[len(entries)-1].Seq + 1
+			}
+		}
+	}
+	sum, stored, err := s.summaryFor(ctx, d)
+	if err != nil {
+		return err
+	}
+	if p.Disagree, err = s.disagreements(ctx, d, sum, stored, "", 0, reportDisagreeCap, func(t string) string { return "#t-" + t }); err != nil {
+		return err
+	}
+	p.Disagree.More = p.Disagree.Total - len(p.Disagree.Items)
 	v := view{Title: fmt.Sprintf("evident 판정 보고서 · 실행 #%d", id), Static: true, CSS: template.CSS(s.css), Nav: "run",
 		RunID: id, Generated: time.Now().Format("2006-01-02 15:04 MST"), Page: p}
-	var buf bytes.Buffer
-	if err := s.pages["run"].ExecuteTemplate(&buf, "layout", v); err != nil {
+	if err := s.pages["run"].ExecuteTemplate(w, "layout", v); err != nil {
 		return err
 	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	return streamErr
 }

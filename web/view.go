@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"html/template"
+	"iter"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"evident/persona"
 	"evident/persona/batch"
 	"evident/persona/evalrun"
+	"evident/runstore"
 	"evident/store"
 )
 
@@ -77,7 +80,10 @@ var shortVerdict = map[persona.Verdict]string{
 type filterView struct {
 	Character, Model, Session, Verdict, Q, Turn string
 	Page                                        int
-	Characters, Models, Sessions, Verdicts      []option
+	// From is the keyset cursor of a page: its first row has seq ≥ From
+	// (the "next page" link sets it; a bare page N is found by offset).
+	From                                   int
+	Characters, Models, Sessions, Verdicts []option
 	// SessionText: too many sessions for a dropdown; the form asks for the id.
 	SessionText bool
 	base        string
@@ -101,6 +107,9 @@ func parseFilter(base string, q url.Values) filterView {
 	if f.Page < 1 {
 		f.Page = 1
 	}
+	if f.From, _ = strconv.Atoi(q.Get("from")); f.From < 0 || f.Page == 1 {
+		f.From = 0
+	}
 	return f
 }
 
@@ -121,12 +130,18 @@ func (f filterView) URL(kv ...string) string {
 		"verdict": f.Verdict, "q": f.Q, "turn": f.Turn}
 	if f.Page > 1 {
 		vals["page"] = strconv.Itoa(f.Page)
+		if f.From > 0 {
+			vals["from"] = strconv.Itoa(f.From)
+		}
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		vals[kv[i]] = kv[i+1]
+		if kv[i] == "page" && !slices.Contains(kv, "from") { // a cursor belongs to its page
+			vals["from"] = ""
+		}
 	}
 	var parts []string
-	for _, k := range []string{"character", "model", "session", "verdict", "q", "turn", "page"} {
+	for _, k := range []string{"character", "model", "session", "verdict", "q", "turn", "page", "from"} {
 		if v := vals[k]; v != "" {
 			parts = append(parts, k+"="+queryEscape(v))
 		}
@@ -181,6 +196,9 @@ type runPage struct {
 	Gold        goldView
 	Models      modelsView
 	Rejects     rejectsView
+	Breakdown   breakdownView
+	Stored      bool          // the whole-run figures come from the stored summary
+	Report      reportCap     // the static report only: its cap
 	Disagree    *disagreePage // the static report only
 	DisagreeURL string
 	ReportURL   string
@@ -198,6 +216,7 @@ type groupView struct {
 	Share                  string
 	Total                  int
 	Rows                   []rowView
+	Stream                 iter.Seq[rowView] // the report: rows read while the template writes
 	More                   int
 	MoreURL                string
 }
@@ -230,12 +249,21 @@ type evidenceRow struct {
 	Null                      bool
 }
 
-// buildRun assembles the run screen for filter f. static (the report) shows
-// every row and no server links.
+// buildRun assembles the run screen for filter f from the store, a page at a
+// time: whole-run figures from the run's summary (precomputed at judge time,
+// else counted with indexed SQL), counts under a filter with GROUP BY on the
+// filter indexes, and only the rows shown (each group's first groupPreview
+// rows, or one keyset page of pageSize rows of one verdict or one turn).
+// static (the report) shows no server links and gets its rows streamed by
+// writeReport instead (Groups' Rows are left empty).
 func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static bool) (*runPage, error) {
 	id := d.info.ID
 	f.base = fmt.Sprintf("/runs/%d", id)
-	p := &runPage{Filter: f, RunTotal: len(d.recs), Run: head(d),
+	sum, stored, err := s.summaryFor(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	p := &runPage{Filter: f, RunTotal: sum.Records, Run: head(d), Stored: stored,
 		DisagreeURL: fmt.Sprintf("/runs/%d/disagree", id), ReportURL: fmt.Sprintf("/runs/%d/report.html", id)}
 	if !static {
 		p.Run.Review = fmt.Sprintf("/runs/%d/review", id)
@@ -244,22 +272,16 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 	if q := strings.TrimPrefix(f.URL("page", ""), f.base); q != "" {
 		p.ExportURL += q
 	}
-
-	facets, err := s.db.Facets(ctx, id)
-	if err != nil {
-		return nil, err
+	if q := strings.TrimPrefix(f.URL("page", "", "turn", ""), f.base); q != "" {
+		p.ReportURL += q
 	}
-	p.Filter.Characters = options(facets.Characters, f.Character, func(v string) string {
-		if c, ok := d.cards[v]; ok && c.Name != "" {
-			return c.Name + " · " + v
-		}
-		return v
-	})
-	p.Filter.Models = options(facets.Models, f.Model, func(v string) string { return v })
-	if len(facets.Sessions) > maxSessionOptions {
+
+	p.Filter.Characters = options(groupValues(sum.Characters), f.Character, func(v string) string { return d.characterLabel(v) })
+	p.Filter.Models = options(groupValues(sum.Models), f.Model, func(v string) string { return v })
+	if sum.SessionCount > maxSessionOptions || len(sum.Sessions) < sum.SessionCount {
 		p.Filter.SessionText = true
 	} else {
-		p.Filter.Sessions = options(facets.Sessions, f.Session, func(v string) string { return v })
+		p.Filter.Sessions = options(sum.Sessions, f.Session, func(v string) string { return v })
 	}
 	var vs []string
 	for _, v := range persona.Verdicts {
@@ -268,44 +290,71 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 	p.Filter.Verdicts = options(vs, f.Verdict, func(v string) string { return v })
 
 	sf := f.store()
-	counts, err := s.db.CountByVerdict(ctx, id, sf)
-	if err != nil {
-		return nil, err
+	counts := sum.ByVerdict
+	if f.Active() {
+		if counts, err = s.db.CountByVerdict(ctx, id, sf); err != nil {
+			return nil, err
+		}
 	}
 	for _, n := range counts {
 		p.Total += n
 	}
-	gold, err := s.db.Gold(ctx)
-	if err != nil {
-		return nil, err
-	}
 	p.Single = f.Verdict != "" || f.Turn != ""
+	type shown struct {
+		g       *groupView
+		entries []store.Entry
+	}
+	var groups []shown
 	for _, v := range persona.Verdicts {
 		g := &groupView{Verdict: string(v), Class: verdictClass[v], Anchor: "g-" + strings.TrimPrefix(verdictClass[v], "v-"),
 			Count: counts[v], Total: p.Total, Share: share(counts[v], p.Total)}
+		if f.Active() && g.Count == 0 {
+			continue // issue 13: empty groups are hidden under a filter
+		}
 		p.Groups = append(p.Groups, g)
-		if g.Count == 0 {
+		if g.Count == 0 || static {
 			continue
 		}
 		gf := sf
 		gf.Verdict = v
-		switch {
-		case static:
-		case p.Single:
-			gf.Limit, gf.Offset = pageSize, (f.Page-1)*pageSize
-		default:
+		if p.Single {
+			gf.Limit, gf.From = pageSize, f.From
+			if f.From == 0 && f.Page > 1 {
+				seq, ok, err := s.db.SeqAt(ctx, id, gf, (f.Page-1)*pageSize)
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+				gf.From = seq
+			}
+		} else {
 			gf.Limit = groupPreview
 		}
 		entries, err := s.db.Entries(ctx, id, gf)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range entries {
-			g.Rows = append(g.Rows, s.row(d, e, f, gold, static))
-		}
-		if !static && !p.Single && g.Count > len(g.Rows) {
-			g.More = g.Count - len(g.Rows)
+		groups = append(groups, shown{g, entries})
+		if !p.Single && g.Count > len(entries) {
+			g.More = g.Count - len(entries)
 			g.MoreURL = f.URL("verdict", string(v), "page", "")
+		}
+	}
+	var all []store.Entry
+	for _, sg := range groups {
+		all = append(all, sg.entries...)
+	}
+	lk, err := s.lookups(ctx, d, all)
+	if err != nil {
+		return nil, err
+	}
+	lastSeq := -1
+	for _, sg := range groups {
+		for _, e := range sg.entries {
+			sg.g.Rows = append(sg.g.Rows, s.row(d, lk, e, f, static))
+			lastSeq = max(lastSeq, e.Seq)
 		}
 	}
 	if p.Single && !static {
@@ -314,16 +363,25 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 		if f.Page > 1 {
 			p.Pager.Prev = f.URL("page", strconv.Itoa(f.Page-1))
 		}
-		if f.Page < pages {
-			p.Pager.Next = f.URL("page", strconv.Itoa(f.Page+1))
+		if f.Page < pages && lastSeq >= 0 {
+			p.Pager.Next = f.URL("page", strconv.Itoa(f.Page+1), "from", strconv.Itoa(lastSeq+1))
 		}
 	}
-	p.Checks = checks(d)
-	p.Gold = goldPanel(d, gold, f, static)
-	p.Models = models(d)
+	if p.Checks, err = checks(sum, stored); err != nil {
+		return nil, err
+	}
+	if p.Gold, err = s.goldPanel(ctx, id, f, static); err != nil {
+		return nil, err
+	}
+	if p.Models, err = models(sum, stored); err != nil {
+		return nil, err
+	}
 	p.Models.URL = p.DisagreeURL
 	if static {
 		p.Models.URL = "#disagree"
+	}
+	if p.Breakdown, err = s.breakdown(ctx, d, sum, f, static); err != nil {
+		return nil, err
 	}
 	if d.info.Tally.Rejected > 0 {
 		rej, err := s.db.Rejects(ctx, id)
@@ -336,6 +394,63 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 		}
 	}
 	return p, nil
+}
+
+// summaryFor is s.summary, computing and storing the summary first for a
+// committed run that has none and is small (at most summarizeOnView records:
+// a run judged before migration 0005), so its panels fill in; a larger one is
+// counted with SQL and its panels say the summary is missing.
+func (s *Server) summaryFor(ctx context.Context, d *runData) (store.RunSummary, bool, error) {
+	sum, stored, err := s.summary(ctx, d)
+	if err != nil || stored || sum.Records > summarizeOnView || sum.Records != d.info.Tally.Judged {
+		return sum, stored, err
+	}
+	if fresh, err := runstore.Summarize(ctx, s.db, d.info); err == nil {
+		return fresh, true, nil
+	}
+	return sum, false, nil
+}
+
+// summarizeOnView is the largest run whose missing summary the screen
+// computes on first view.
+const summarizeOnView = 20000
+
+func groupValues(gs []store.GroupCount) []string {
+	out := make([]string, len(gs))
+	for i, g := range gs {
+		out[i] = g.Value
+	}
+	return out
+}
+
+// characterLabel is "name · id" when the card names the character.
+func (d *runData) characterLabel(v string) string {
+	if c, ok := d.cards[v]; ok && c.Name != "" {
+		return c.Name + " · " + v
+	}
+	return v
+}
+
+// pageLookups is what the rows of one page need besides their records.
+type pageLookups struct {
+	turns map[string]persona.Turn
+	gold  map[string]store.Gold
+}
+
+func (s *Server) lookups(ctx context.Context, d *runData, entries []store.Entry) (pageLookups, error) {
+	recs := make([]*persona.Record, len(entries))
+	for i := range entries {
+		recs[i] = &entries[i].Record
+	}
+	turns, err := s.pageTurns(ctx, d, recs)
+	if err != nil {
+		return pageLookups{}, err
+	}
+	gold, err := s.pageGold(ctx, recs)
+	if err != nil {
+		return pageLookups{}, err
+	}
+	return pageLookups{turns: turns, gold: gold}, nil
 }
 
 func head(d *runData) runHead {
@@ -388,7 +503,7 @@ func summarySource(e store.Entry) string {
 	return ""
 }
 
-func (s *Server) row(d *runData, e store.Entry, f filterView, gold map[string]store.Gold, static bool) rowView {
+func (s *Server) row(d *runData, lk pageLookups, e store.Entry, f filterView, static bool) rowView {
 	r := &e.Record
 	v := rowView{TurnID: r.TurnID, SessionID: r.SessionID, CharacterID: r.CharacterID, ModelID: r.ModelID,
 		Verdict: string(r.Verdict), Class: verdictClass[r.Verdict], Anchor: "t-" + r.TurnID,
@@ -437,20 +552,25 @@ func (s *Server) row(d *runData, e store.Entry, f filterView, gold map[string]st
 	if r.Hedge != nil {
 		v.Hedge = *r.Hedge
 	}
-	reply, ok := replyOf(d, r)
+	t, hasTurn := lk.turns[r.TurnID]
+	reply, ok := r.JudgedReply()
+	if hasTurn {
+		ok = t.ReplyText != nil
+		reply = deref(t.ReplyText)
+	}
 	if ok {
 		v.Reply = segments(reply, replySpans(r, reply))
 	} else {
 		v.ReplyNull = true
 	}
-	if t := d.turns[r.TurnID]; t != nil {
+	if hasTurn {
 		v.AskedRecall = t.UserAskedRecall
 		if t.UserMessage != nil {
 			v.HasUserMessage, v.UserMessage = true, *t.UserMessage
 		}
 	}
 	if v.RecallSource != "" && v.RecallTarget != "" {
-		if src := d.turns[v.RecallSource]; src != nil && src.ReplyText != nil {
+		if src, ok := lk.turns[v.RecallSource]; ok && src.ReplyText != nil {
 			v.SourceReply = segments(*src.ReplyText, occurrences(*src.ReplyText, v.RecallTarget, markRecall, "앞 회차에 나온 이름"))
 		}
 	}
@@ -459,7 +579,7 @@ func (s *Server) row(d *runData, e store.Entry, f filterView, gold map[string]st
 		row.Value, row.Null = cell(ev.Value)
 		v.Evidence = append(v.Evidence, row)
 	}
-	if g, ok := gold[r.TurnID]; ok {
+	if g, ok := lk.gold[r.TurnID]; ok {
 		v.Gold, v.GoldNote, v.GoldClass = string(g.Verdict), g.Note, verdictClass[g.Verdict]
 	}
 	return v
@@ -467,6 +587,7 @@ func (s *Server) row(d *runData, e store.Entry, f filterView, gold map[string]st
 
 // replyOf is the turn's reply_text: from the stored dataset, else the reply
 // the record's evidence cites for its own turn (persona.Record.JudgedReply).
+// For a fully loaded run (review.go).
 func replyOf(d *runData, r *persona.Record) (string, bool) {
 	if t := d.turns[r.TurnID]; t != nil {
 		if t.ReplyText == nil {
@@ -513,20 +634,32 @@ type checkItem struct {
 	Pass, Fail int
 }
 
-func checks(d *runData) checksView {
-	if d.checksErr != nil {
-		return checksView{Err: "이 실행은 저장된 입력 표와 이어져 있지 않아 자동 검사를 다시 돌릴 수 없습니다 (" + d.checksErr.Error() + ")."}
+// noSummary is what the whole-run panels say for a run without a stored
+// summary (a run still growing, or a large run judged before migration 0005).
+const noSummary = "이 실행의 요약이 아직 저장되지 않아(판정이 이어지는 중이거나 예전 저장소의 큰 실행) 이 칸을 채우지 못했습니다. 같은 데이터셋을 다시 판정하면 채워집니다."
+
+func checks(sum store.RunSummary, stored bool) (checksView, error) {
+	if !stored {
+		return checksView{Err: noSummary}, nil
 	}
-	rep := d.checks
-	v := checksView{Records: rep.Records, SchemaFail: rep.SchemaFail, Unreadable: rep.Unreadable, AllPass: rep.OK()}
+	sc, err := storedChecks(sum)
+	if err != nil {
+		return checksView{}, err
+	}
+	if sc == nil {
+		return checksView{Err: "이 실행은 저장된 입력 표와 이어져 있지 않아 자동 검사를 다시 돌릴 수 없습니다 (" + sum.ChecksErr + ")."}, nil
+	}
+	rep := &sc.Report
+	v := checksView{Records: rep.Records, SchemaFail: rep.SchemaFail, Unreadable: rep.Unreadable, AllPass: sc.Failures == 0}
 	for i, name := range persona.CheckNames {
 		v.Items = append(v.Items, checkItem{N: i + 1, Name: name, Pass: rep.Pass[i], Fail: rep.Fail[i]})
 	}
 	v.Failures = rep.Failures
 	if len(v.Failures) > 10 {
-		v.Failures, v.More = v.Failures[:10], len(rep.Failures)-10
+		v.Failures = v.Failures[:10]
 	}
-	return v
+	v.More = sc.Failures - len(v.Failures)
+	return v, nil
 }
 
 type goldView struct {
@@ -563,26 +696,38 @@ type goldGroup struct {
 
 type turnLink struct{ ID, URL string }
 
-func goldPanel(d *runData, stored map[string]store.Gold, f filterView, static bool) goldView {
+// goldPanel is self-grading against the stored gold labels, computed at view
+// time (gold can change any time): the labels are joined to the run by the
+// UNIQUE (run_id, turn_id) index (store.GoldRecords), so the work grows with
+// the number of labels, not with the run.
+func (s *Server) goldPanel(ctx context.Context, runID int64, f filterView, static bool) (goldView, error) {
+	stored, err := s.db.GoldCount(ctx)
+	if err != nil {
+		return goldView{}, err
+	}
 	var labels []evalrun.Gold
-	seen := map[string]bool{}
-	for _, r := range d.recs {
-		if g, ok := stored[r.TurnID]; ok && !seen[r.TurnID] {
-			seen[r.TurnID] = true
+	var recs []persona.Record
+	if stored > 0 {
+		err := s.db.GoldRecords(ctx, runID, func(r persona.Record, g store.Gold) error {
 			labels = append(labels, evalrun.Gold{TurnID: g.TurnID, Verdict: g.Verdict, Note: g.Note})
+			recs = append(recs, r)
+			return nil
+		})
+		if err != nil {
+			return goldView{}, err
 		}
 	}
-	v := goldView{Stored: len(stored)}
+	v := goldView{Stored: stored}
 	if len(labels) == 0 {
 		v.Empty = true
-		if len(stored) == 0 {
+		if stored == 0 {
 			v.Why = "사람이 붙인 정답 라벨이 아직 없어 자가채점 칸을 비워 둡니다. 출처를 댈 수 없는 숫자를 예측 화면에 두지 않기 위해서입니다."
 		} else {
-			v.Why = fmt.Sprintf("저장된 정답 라벨 %d건 가운데 이 실행의 회차에 붙은 것이 없어 자가채점 칸을 비워 둡니다. 출처를 댈 수 없는 숫자를 예측 화면에 두지 않기 위해서입니다.", len(stored))
+			v.Why = fmt.Sprintf("저장된 정답 라벨 %d건 가운데 이 실행의 회차에 붙은 것이 없어 자가채점 칸을 비워 둡니다. 출처를 댈 수 없는 숫자를 예측 화면에 두지 않기 위해서입니다.", stored)
 		}
-		return v
+		return v, nil
 	}
-	rep := evalrun.Evaluate(labels, d.recs)
+	rep := evalrun.Evaluate(labels, recs)
 	v.N, v.Agreed, v.Missing = rep.N, rep.Agreed, len(rep.Missing)
 	if rep.Agreement != nil {
 		v.Agreement = fmt.Sprintf("%.1f %%", 100**rep.Agreement)
@@ -617,10 +762,11 @@ func goldPanel(d *runData, stored map[string]store.Gold, f filterView, static bo
 		}
 		v.Disagreements = append(v.Disagreements, gg)
 	}
-	return v
+	return v, nil
 }
 
 type modelsView struct {
+	Missing string // no stored summary: why the panel is empty
 	URL     string // the models-disagree view
 	Prompts int
 	Rows    []modelRow
@@ -642,8 +788,14 @@ type pairRow struct {
 	Significant      bool
 }
 
-func models(d *runData) modelsView {
-	rep := d.models
+func models(sum store.RunSummary, stored bool) (modelsView, error) {
+	if !stored {
+		return modelsView{Missing: noSummary}, nil
+	}
+	rep, err := storedModels(sum)
+	if err != nil {
+		return modelsView{}, err
+	}
 	v := modelsView{Prompts: rep.Prompts}
 	for _, m := range rep.Models {
 		v.Rows = append(v.Rows, modelRow{Model: m.Model, N: m.N, Mismatches: m.Mismatches,
@@ -654,8 +806,64 @@ func models(d *runData) modelsView {
 		v.Pairs = append(v.Pairs, pairRow{A: p.ModelA, B: p.ModelB, N: p.N, Both: p.Both, Neither: p.Neither,
 			OnlyA: p.B, OnlyB: p.C, P: formatP(p.P), Significant: p.P < 0.05})
 	}
-	v.Differ = len(disagreements(d, "", func(string) string { return "" }).Items)
-	return v
+	v.Differ = sum.Disagree[""].Prompts
+	return v, nil
+}
+
+// breakdownView is the side panel of counts per character and per model. It
+// follows the filter (counted with GROUP BY on the filter indexes); without
+// one it is the summary's. Values with no matching turn are left out.
+type breakdownView struct {
+	Filtered          bool
+	Characters, Model []breakRow
+	MoreCharacters    int
+	MoreModels        int
+}
+
+type breakRow struct {
+	Value, Label, URL string
+	Total             int
+	Counts            []verdictCount
+}
+
+// breakdownRows caps the rows of each breakdown table.
+const breakdownRows = 30
+
+func (s *Server) breakdown(ctx context.Context, d *runData, sum store.RunSummary, f filterView, static bool) (breakdownView, error) {
+	v := breakdownView{Filtered: f.Active()}
+	chars, mods := sum.Characters, sum.Models
+	if f.Active() {
+		var err error
+		if chars, err = s.db.CountBy(ctx, d.info.ID, "character", f.store()); err != nil {
+			return v, err
+		}
+		if mods, err = s.db.CountBy(ctx, d.info.ID, "model", f.store()); err != nil {
+			return v, err
+		}
+	}
+	rows := func(gs []store.GroupCount, key string, label func(string) string) ([]breakRow, int) {
+		var out []breakRow
+		for _, g := range gs {
+			if g.Total == 0 {
+				continue
+			}
+			if len(out) == breakdownRows {
+				return out, len(gs) - breakdownRows
+			}
+			r := breakRow{Value: g.Value, Label: label(g.Value), Total: g.Total}
+			if !static {
+				r.URL = f.URL(key, g.Value, "page", "", "turn", "")
+			}
+			for _, vd := range persona.Verdicts {
+				r.Counts = append(r.Counts, verdictCount{string(vd), verdictClass[vd], g.ByVerdict[vd]})
+			}
+			out = append(out, r)
+		}
+		return out, 0
+	}
+	v.Characters, v.MoreCharacters = rows(chars, "character", d.characterLabel)
+	v.Model, v.MoreModels = rows(mods, "model", func(s string) string { return s })
+	return v, nil
 }
 
 // formatP writes a p-value for people: three decimals, or a power of ten
@@ -704,7 +912,11 @@ type disagreePage struct {
 	Characters []option
 	Models     []string
 	Shared     int
+	Total      int // disagreeing prompts of the scope
 	Items      []disagreeItem
+	Missing    string // no stored summary: why the page is empty
+	Pager      pager
+	More       int // the report only: prompts left out by its cap
 	BackURL    string
 }
 
@@ -723,35 +935,80 @@ type disagreeCell struct {
 	ReplyNull              bool
 }
 
-// disagreements lays out the prompts answered by several models whose
-// verdicts differ (evalrun.FindDisagreements: the first record of each model
-// per prompt, as evalrun counts), optionally for one character, in the order
-// the prompts first appear.
-func disagreements(d *runData, character string, link func(turnID string) string) *disagreePage {
-	found := evalrun.FindDisagreements(d.recs, d.prompts, character)
-	out := &disagreePage{RunID: d.info.ID, Character: character, Shared: found.Shared, Models: found.Models}
-	for _, sp := range found.Prompts {
-		it := disagreeItem{PromptID: sp.PromptID}
-		for _, m := range out.Models {
-			c := disagreeCell{Model: m}
-			if i, ok := sp.First[m]; ok {
-				r := &d.recs[i]
-				c.Has, c.TurnID, c.Verdict, c.Class, c.Summary = true, r.TurnID, string(r.Verdict), verdictClass[r.Verdict], r.Summary
-				c.Link = link(r.TurnID)
-				if reply, ok := replyOf(d, r); ok {
-					c.Reply = segments(reply, replySpans(r, reply))
-				} else {
-					c.ReplyNull = true
-				}
-				if it.UserMessage == "" {
-					if t := d.turns[r.TurnID]; t != nil && t.UserMessage != nil {
-						it.UserMessage = *t.UserMessage
-					}
-				}
+// disagreePageSize is how many prompts one page of the models-disagree list
+// shows.
+const disagreePageSize = 50
+
+// disagreements lays out one page of the prompts answered by several models
+// whose verdicts differ (evalrun.FindDisagreements' rule, precomputed per
+// scope at judge time: runstore.Summarize), optionally for one character,
+// in the order the prompts first appear: prompts [offset, offset+limit).
+// Each prompt's records are read through the verdict_by_prompt index.
+func (s *Server) disagreements(ctx context.Context, d *runData, sum store.RunSummary, stored bool, character string,
+	offset, limit int, link func(turnID string) string) (*disagreePage, error) {
+	out := &disagreePage{RunID: d.info.ID, Character: character}
+	if !stored {
+		out.Missing = noSummary
+		return out, nil
+	}
+	st := sum.Disagree[character]
+	out.Shared, out.Total, out.Models = st.Shared, st.Prompts, st.Models
+	ids, err := s.db.Disagreements(ctx, d.info.ID, character, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	type cellAt struct {
+		item, cell int
+		e          store.Entry
+	}
+	var firsts []cellAt
+	for i, pid := range ids {
+		entries, err := s.db.PromptEntries(ctx, d.info.ID, pid, character)
+		if err != nil {
+			return nil, err
+		}
+		first := map[string]store.Entry{}
+		for _, e := range entries {
+			if _, dup := first[e.Record.ModelID]; !dup {
+				first[e.Record.ModelID] = e
 			}
-			it.Cells = append(it.Cells, c)
+		}
+		it := disagreeItem{PromptID: pid}
+		for j, m := range out.Models {
+			it.Cells = append(it.Cells, disagreeCell{Model: m})
+			if e, ok := first[m]; ok {
+				firsts = append(firsts, cellAt{i, j, e})
+			}
 		}
 		out.Items = append(out.Items, it)
 	}
-	return out
+	recs := make([]*persona.Record, len(firsts))
+	for i := range firsts {
+		recs[i] = &firsts[i].e.Record
+	}
+	turns, err := s.pageTurns(ctx, d, recs)
+	if err != nil {
+		return nil, err
+	}
+	for _, fc := range firsts {
+		r := &fc.e.Record
+		it := &out.Items[fc.item]
+		c := &it.Cells[fc.cell]
+		c.Has, c.TurnID, c.Verdict, c.Class, c.Summary = true, r.TurnID, string(r.Verdict), verdictClass[r.Verdict], r.Summary
+		c.Link = link(r.TurnID)
+		t, hasTurn := turns[r.TurnID]
+		reply, ok := r.JudgedReply()
+		if hasTurn {
+			reply, ok = deref(t.ReplyText), t.ReplyText != nil
+		}
+		if ok {
+			c.Reply = segments(reply, replySpans(r, reply))
+		} else {
+			c.ReplyNull = true
+		}
+		if it.UserMessage == "" && hasTurn && t.UserMessage != nil {
+			it.UserMessage = *t.UserMessage
+		}
+	}
+	return out, nil
 }

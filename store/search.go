@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+	"modernc.org/sqlite"
+)
+
+// Search over a run's summary and reply_text (issue 13 item 1; Filter.Text).
+//
+// The index is verdict_fts (migration 0005): FTS5 with the trigram
+// tokenizer, contentless and detail=none, holding each verdict row's two
+// texts in NFC under the row's rowid. detail=none keeps no positions, so a
+// query is turned into an AND of trigrams (ftsQuery) that finds candidates,
+// and every candidate is checked on its own text by evident_contains (NFC
+// substring, ASCII case folded) — the index narrows, the check decides, so
+// the answer is the same as the scan's. A query of one or two characters has
+// no trigram: it, and any query on a run whose index is not complete, is
+// answered by evident_contains over the run's rows (a full read of the
+// filtered rows: the documented slow path).
+
+// containsFunc is the SQL function the search registers with the driver:
+// evident_contains(summary, reply_text, query) is 1 when the NFC form of
+// either text contains query (already NFC), ASCII letters folded.
+const containsFunc = "evident_contains"
+
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction(containsFunc, 3, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		q, _ := args[2].(string)
+		for _, a := range args[:2] {
+			if s, ok := a.(string); ok && containsFolded(normalizeText(s), q) {
+				return int64(1), nil
+			}
+		}
+		return int64(0), nil
+	})
+}
+
+// normalizeText is s in NFC (s itself when it already is).
+func normalizeText(s string) string {
+	if norm.NFC.IsNormalString(s) {
+		return s
+	}
+	return norm.NFC.String(s)
+}
+
+// normalizeQuery is a search query as compared: NFC, ASCII letters lower.
+func normalizeQuery(q string) string { return asciiLower(normalizeText(q)) }
+
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// containsFolded reports whether s contains q (q already lower-cased in
+// ASCII), comparing ASCII letters case-insensitively.
+func containsFolded(s, q string) bool {
+	if strings.Contains(s, q) {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			return strings.Contains(asciiLower(s), q)
+		}
+	}
+	return false
+}
+
+// ftsQuery turns a normalised query of at least three characters into an
+// FTS5 expression: the AND of trigrams starting every third character, plus
+// the last one, each quoted (so a row holding the query holds each). ok is
+// false for shorter queries.
+func ftsQuery(q string) (string, bool) {
+	runes := []rune(q)
+	if len(runes) < 3 {
+		return "", false
+	}
+	var starts []int
+	for i := 0; i+3 <= len(runes); i += 3 {
+		starts = append(starts, i)
+	}
+	if last := len(runes) - 3; starts[len(starts)-1] != last {
+		starts = append(starts, last)
+	}
+	parts := make([]string, len(starts))
+	for i, s := range starts {
+		parts[i] = `"` + strings.ReplaceAll(string(runes[s:s+3]), `"`, `""`) + `"`
+	}
+	return strings.Join(parts, " AND "), true
+}
+
+// TextIndexed reports whether every row of the run is in the search index
+// (IndexRunText finished).
+func (db *DB) TextIndexed(ctx context.Context, runID int64) (bool, error) {
+	var at sql.NullString
+	err := db.sql.QueryRowContext(ctx, "SELECT indexed_at FROM run_search WHERE run_id = ?", runID).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: search index of run %d: %w", runID, err)
+	}
+	return at.Valid, nil
+}
+
+// IndexBatch is how many rows IndexRunText writes per transaction, so other
+// writers (a review decision) wait at most one batch.
+const IndexBatch = 5000
+
+// IndexRunText puts the committed run's summaries and replies (NFC) into the
+// search index, IndexBatch rows per transaction, and marks the run indexed
+// when all are in. Progress is stored with each batch, so a call after an
+// interrupted one (a killed process, a cancelled context) goes on where it
+// stopped; a call on an indexed run does nothing. ErrNotFound when the run
+// does not exist or is not committed.
+func (db *DB) IndexRunText(ctx context.Context, runID int64) error {
+	if _, err := db.Run(ctx, runID); err != nil {
+		return err
+	}
+	for {
+		done := false
+		err := db.inTx(ctx, func(tx *sql.Tx) error {
+			var next int
+			var at sql.NullString
+			err := tx.QueryRowContext(ctx, "SELECT next_seq, indexed_at FROM run_search WHERE run_id = ?", runID).Scan(&next, &at)
+			if errors.Is(err, sql.ErrNoRows) {
+				_, err = tx.ExecContext(ctx, "INSERT INTO run_search (run_id, next_seq) VALUES (?, 0)", runID)
+			}
+			if err != nil {
+				return err
+			}
+			if at.Valid {
+				done = true
+				return nil
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT rowid, seq, summary, coalesce(reply_text, '') FROM verdict
+    WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?`, runID, next, IndexBatch)
+			if err != nil {
+				return err
+			}
+			type row struct {
+				rowid          int64
+				summary, reply string
+			}
+			var batch []row
+			last := next - 1
+			for rows.Next() {
+				var r row
+				if err := rows.Scan(&r.rowid, &last, &r.summary, &r.reply); err != nil {
+					rows.Close()
+					return err
+				}
+				batch = append(batch, r)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if len(batch) > 0 {
+				stmt, err := tx.PrepareContext(ctx, "INSERT INTO verdict_fts (rowid, summary, reply_text) VALUES (?, ?, ?)")
+				if err != nil {
+					return err
+				}
+				defer stmt.Close()
+				for _, r := range batch {
+					if _, err := stmt.ExecContext(ctx, r.rowid, normalizeText(r.summary), normalizeText(r.reply)); err != nil {
+						return err
+					}
+				}
+			}
+			var stamp any
+			if len(batch) < IndexBatch {
+				stamp, done = db.stamp(), true
+			}
+			_, err = tx.ExecContext(ctx, "UPDATE run_search SET next_seq = ?, indexed_at = ? WHERE run_id = ?", last+1, stamp, runID)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: search index of run %d: %w", runID, err)
+		}
+		if done {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,298 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"evident/persona"
+)
+
+// GroupCount is how many records of a run have one value of a column
+// (character_id or model_id), in total and per verdict (an entry, possibly
+// 0, for each of the five verdicts).
+type GroupCount struct {
+	Value     string                  `json:"value"`
+	Total     int                     `json:"total"`
+	ByVerdict map[persona.Verdict]int `json:"by_verdict"`
+}
+
+// DisagreeStat describes the models-disagree list of one scope (the whole
+// run, or one character): Shared prompts answered by at least two models,
+// of which Prompts have differing verdicts among Models (sorted model_ids).
+// The rule is evalrun.FindDisagreements'.
+type DisagreeStat struct {
+	Shared  int      `json:"shared"`
+	Prompts int      `json:"prompts"`
+	Models  []string `json:"models"`
+}
+
+// MaxSummarySessions caps RunSummary.Sessions: a run with more distinct
+// session_ids stores only their number (the screen then asks for the id in a
+// text field instead of a dropdown).
+const MaxSummarySessions = 1000
+
+// RunSummary is what the screen shows for a whole run, computed once when
+// the run is judged (issue 13: the screen must not load a run into memory).
+// The counting part (Records … Sessions) is CountRun's; Checks, ChecksErr,
+// ModelReport and Disagree are computed by the caller (runstore) and kept
+// here as given: Checks and ModelReport are opaque JSON the store does not
+// read.
+type RunSummary struct {
+	RunID      int64     `json:"-"`
+	ComputedAt time.Time `json:"-"` // set by PutRunSummary
+	// Records counts the run's verdict rows; ByVerdict has the five verdicts.
+	Records   int                     `json:"records"`
+	ByVerdict map[persona.Verdict]int `json:"by_verdict"`
+	// Characters and Models: one entry per distinct value, sorted (byte
+	// order).
+	Characters []GroupCount `json:"characters"`
+	Models     []GroupCount `json:"models"`
+	// SessionCount is the number of distinct session_ids; Sessions lists
+	// them sorted when there are at most MaxSummarySessions, else nil.
+	SessionCount int      `json:"session_count"`
+	Sessions     []string `json:"sessions,omitempty"`
+	// Checks is the ten automatic checks' report as JSON, or nil with
+	// ChecksErr saying why they could not run.
+	Checks    json.RawMessage `json:"checks,omitempty"`
+	ChecksErr string          `json:"checks_err,omitempty"`
+	// ModelReport is the per-model comparison as JSON (evalrun.ModelReport).
+	ModelReport json.RawMessage `json:"model_report,omitempty"`
+	// Disagree maps a scope ("" for the whole run, else a character_id) to
+	// its models-disagree figures; the prompts themselves are in
+	// PutDisagreements.
+	Disagree map[string]DisagreeStat `json:"disagree,omitempty"`
+}
+
+// CountRun computes the counting part of a run's summary with SQL (GROUP BY
+// on the filter indexes, nothing held per record): Records, ByVerdict,
+// Characters, Models, SessionCount and Sessions. It reads rows as committed
+// so far, so it also serves a run still being written (a live run) when the
+// caller passes committed=false; with committed=true ErrNotFound when the run
+// is not committed.
+func (db *DB) CountRun(ctx context.Context, runID int64, committed bool) (RunSummary, error) {
+	if committed {
+		if _, err := db.Run(ctx, runID); err != nil {
+			return RunSummary{}, err
+		}
+	}
+	s := RunSummary{RunID: runID, ByVerdict: zeroVerdicts()}
+	var err error
+	if s.Characters, err = db.groupCounts(ctx, runID, "character_id", Filter{}); err != nil {
+		return RunSummary{}, err
+	}
+	if s.Models, err = db.groupCounts(ctx, runID, "model_id", Filter{}); err != nil {
+		return RunSummary{}, err
+	}
+	for _, g := range s.Models {
+		s.Records += g.Total
+		for v, n := range g.ByVerdict {
+			s.ByVerdict[v] += n
+		}
+	}
+	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT DISTINCT session_id FROM verdict WHERE run_id = ?)", runID).Scan(&s.SessionCount); err != nil {
+		return RunSummary{}, fmt.Errorf("store: sessions of run %d: %w", runID, err)
+	}
+	if s.SessionCount <= MaxSummarySessions {
+		if s.Sessions, err = db.distinct(ctx, runID, "session_id"); err != nil {
+			return RunSummary{}, err
+		}
+	}
+	return s, nil
+}
+
+func zeroVerdicts() map[persona.Verdict]int {
+	m := make(map[persona.Verdict]int, len(persona.Verdicts))
+	for _, v := range persona.Verdicts {
+		m[v] = 0
+	}
+	return m
+}
+
+// groupCounts counts the run's records matching f per value of col
+// (character_id or model_id) and verdict, served index-only by
+// verdict_by_character / verdict_by_model (migration 0005).
+func (db *DB) groupCounts(ctx context.Context, runID int64, col string, f Filter) ([]GroupCount, error) {
+	if col != "character_id" && col != "model_id" {
+		return nil, fmt.Errorf("%w: group by %q", ErrInvalid, col)
+	}
+	where, args, err := db.whereOf(ctx, runID, f)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+col+", verdict, count(*) FROM verdict"+where+
+		" GROUP BY "+col+", verdict ORDER BY "+col, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: count run %d by %s: %w", runID, col, err)
+	}
+	defer rows.Close()
+	out := []GroupCount{}
+	for rows.Next() {
+		var val, v string
+		var n int
+		if err := rows.Scan(&val, &v, &n); err != nil {
+			return nil, fmt.Errorf("store: count run %d by %s: %w", runID, col, err)
+		}
+		if len(out) == 0 || out[len(out)-1].Value != val {
+			out = append(out, GroupCount{Value: val, ByVerdict: zeroVerdicts()})
+		}
+		g := &out[len(out)-1]
+		g.ByVerdict[persona.Verdict(v)] += n
+		g.Total += n
+	}
+	return out, rows.Err()
+}
+
+// CountBy counts the committed run's records matching f (Limit and Offset
+// ignored) per value of column "character" or "model", with the
+// verdict breakdown, sorted by value; values with no matching record are
+// absent. For the screen's side panels under a filter. ErrNotFound when the
+// run does not exist; ErrInvalid for another column.
+func (db *DB) CountBy(ctx context.Context, runID int64, column string, f Filter) ([]GroupCount, error) {
+	col := map[string]string{"character": "character_id", "model": "model_id"}[column]
+	if col == "" {
+		return nil, fmt.Errorf("%w: count by %q (character or model)", ErrInvalid, column)
+	}
+	if _, err := db.Run(ctx, runID); err != nil {
+		return nil, err
+	}
+	f.Limit, f.Offset = 0, 0
+	return db.groupCounts(ctx, runID, col, f)
+}
+
+// PutRunSummary stores (replacing) the summary of run s.RunID, stamped now,
+// in one transaction with the run's disagreeing prompts: disagree maps a
+// scope (as RunSummary.Disagree) to its prompt_ids in first-appearance order.
+// Rows of scopes not in disagree are removed. ErrNotFound when the run does
+// not exist.
+func (db *DB) PutRunSummary(ctx context.Context, s RunSummary, disagree map[string][]string) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("store: summary of run %d: %w", s.RunID, err)
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, "SELECT 1 FROM run WHERE id = ?", s.RunID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: run %d", ErrNotFound, s.RunID)
+		} else if err != nil {
+			return fmt.Errorf("store: summary of run %d: %w", s.RunID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_summary (run_id, computed_at, summary) VALUES (?, ?, ?)
+    ON CONFLICT (run_id) DO UPDATE SET computed_at = excluded.computed_at, summary = excluded.summary`,
+			s.RunID, db.stamp(), string(b)); err != nil {
+			return fmt.Errorf("store: summary of run %d: %w", s.RunID, err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM run_disagree WHERE run_id = ?", s.RunID); err != nil {
+			return fmt.Errorf("store: disagreements of run %d: %w", s.RunID, err)
+		}
+		stmt, err := tx.PrepareContext(ctx, "INSERT INTO run_disagree (run_id, scope, pos, prompt_id) VALUES (?, ?, ?, ?)")
+		if err != nil {
+			return fmt.Errorf("store: disagreements of run %d: %w", s.RunID, err)
+		}
+		defer stmt.Close()
+		for scope, prompts := range disagree {
+			for i, p := range prompts {
+				if _, err := stmt.ExecContext(ctx, s.RunID, scope, i, p); err != nil {
+					return fmt.Errorf("store: disagreements of run %d: %w", s.RunID, err)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// StoredSummary returns the summary PutRunSummary stored for a committed
+// run, or ErrNotFound when the run does not exist or has none (an older
+// store, a run still growing): the caller then counts with CountRun.
+func (db *DB) StoredSummary(ctx context.Context, runID int64) (RunSummary, error) {
+	var at, js string
+	err := db.sql.QueryRowContext(ctx, `SELECT s.computed_at, s.summary FROM run_summary s JOIN run r ON r.id = s.run_id
+    WHERE s.run_id = ? AND r.finished_at IS NOT NULL`, runID).Scan(&at, &js)
+	if errors.Is(err, sql.ErrNoRows) {
+		return RunSummary{}, fmt.Errorf("%w: summary of run %d", ErrNotFound, runID)
+	}
+	if err != nil {
+		return RunSummary{}, fmt.Errorf("store: summary of run %d: %w", runID, err)
+	}
+	var s RunSummary
+	if err := json.Unmarshal([]byte(js), &s); err != nil {
+		return RunSummary{}, fmt.Errorf("store: summary of run %d: %w", runID, err)
+	}
+	s.RunID = runID
+	if s.ComputedAt, err = parseTime(at); err != nil {
+		return RunSummary{}, err
+	}
+	if s.ByVerdict == nil {
+		s.ByVerdict = zeroVerdicts()
+	}
+	return s, nil
+}
+
+// Disagreements returns up to limit prompt_ids of the run's disagreeing
+// prompts in scope (PutRunSummary), from position offset on (0-based, in
+// first-appearance order), read by primary key.
+func (db *DB) Disagreements(ctx context.Context, runID int64, scope string, offset, limit int) ([]string, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT prompt_id FROM run_disagree WHERE run_id = ? AND scope = ? AND pos >= ?
+    ORDER BY pos LIMIT ?`, runID, scope, max(offset, 0), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: disagreements of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("store: disagreements of run %d: %w", runID, err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// FirstAnswer is one model's first record (lowest seq) for one prompt, as
+// EachFirstAnswer reads it.
+type FirstAnswer struct {
+	PromptID, ModelID, CharacterID string
+	Seq                            int
+	Verdict                        persona.Verdict
+}
+
+// EachFirstAnswer calls fn, for every (prompt_id, model_id) of the run's
+// records with a prompt_id (of character, when not ""), with that model's
+// first record for the prompt, ordered by prompt_id then model_id. With
+// byCharacter the grouping is per (character_id, prompt_id, model_id) and
+// the order character_id, prompt_id, model_id (character must then be "").
+// Memory is one row; the grouping is SQLite's. It stops at fn's first error.
+func (db *DB) EachFirstAnswer(ctx context.Context, runID int64, character string, byCharacter bool, fn func(FirstAnswer) error) error {
+	group := "prompt_id, model_id"
+	if byCharacter {
+		group = "character_id, prompt_id, model_id"
+	}
+	q := "SELECT prompt_id, model_id, character_id, min(seq), verdict FROM verdict WHERE run_id = ? AND prompt_id != ''"
+	args := []any{runID}
+	if character != "" {
+		q += " AND character_id = ?"
+		args = append(args, character)
+	}
+	q += " GROUP BY " + group + " ORDER BY " + group
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("store: answers of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a FirstAnswer
+		var v string
+		if err := rows.Scan(&a.PromptID, &a.ModelID, &a.CharacterID, &a.Seq, &v); err != nil {
+			return fmt.Errorf("store: answers of run %d: %w", runID, err)
+		}
+		a.Verdict = persona.Verdict(v)
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
