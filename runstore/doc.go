@@ -66,14 +66,16 @@
 // generator, does not depend on input order, and is the same every time for
 // the same run. OffCanonNames groups off_canon_entities by character and
 // name. ReviewEndings reads every reply with the run's profile (ProfileOf):
-// a reply is mixed when it has both 존댓말 and 반말 sentences; candidate
-// endings are the last one and two syllables of the last 어절 of the 반말
-// sentences of mixed replies (not already endings of the profile), ranked
-// by that count.
+// a reply is mixed when it has both 존댓말 and 반말 sentences, and a 반말
+// reply whose last 어절 ends in no known 반말 final is listed too (unknown
+// final); candidate endings come from the last 어절 of the 반말 sentences
+// of both and must be of polite shape (persona/review, "Decisions where the
+// spec is silent").
 //
 // Decisions live in the store (store.Decide); their keys and values are this
 // package's convention: forbidden turn_id → confirm|reject; offcanon
-// OffCanonKey(character_id, name) → add|block; ending → add|skip. ApplyCanon
+// OffCanonKey(character_id, name) → add|block; ending → add|skip, and
+// review.SeenKey(turn_id) → seen for an unknown final (changes nothing). ApplyCanon
 // and ApplyEnding make the card or the profile agree with the active decision
 // for one key and, when that changed anything, judge the dataset again into
 // a new run: an added name goes into the card's canon_entities

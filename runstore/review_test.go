@@ -64,14 +64,20 @@ func TestReviewQueues(t *testing.T) {
 			t.Errorf("top %v, want %v", top, want)
 		}
 	})
-	t.Run("nine demo replies mix styles and their 반말 endings are ranked", func(t *testing.T) {
+	t.Run("nine demo replies mix styles and only polite-shaped endings are ranked", func(t *testing.T) {
 		er := review.ReviewEndings(run.ID, speech.Seed(), recs, reply)
 		if len(er.Mixed) != 9 || len(er.Sample) != 9 {
 			t.Fatalf("mixed %d, sample %d", len(er.Mixed), len(er.Sample))
 		}
+		if got := len(er.Candidates); got != 2 {
+			t.Errorf("%d candidates: %+v", got, er.Candidates)
+		}
 		first := er.Candidates[0]
-		if first.Ending != "어" || first.Sentences != 3 || first.Flips != 45 {
+		if first.Ending != "ㅂ니까" || first.Sentences != 1 || first.Flips != 1 {
 			t.Errorf("first candidate %+v", first)
+		}
+		if len(er.Unknown) != 7 {
+			t.Errorf("%d unknown finals", len(er.Unknown))
 		}
 		i := slices.IndexFunc(er.Candidates, func(c review.Candidate) bool { return c.Ending == "니까" })
 		if i < 0 || er.Candidates[i].Sentences != 1 || er.Candidates[i].Flips != 4 ||
@@ -153,6 +159,29 @@ func TestReviewQueues(t *testing.T) {
 		accepted, err := runstore.AcceptedEndings(ctx, db)
 		if err != nil || len(accepted) != 0 {
 			t.Errorf("accepted %v, %v", accepted, err)
+		}
+	})
+	t.Run("accepting ㅂ니까 instead changes T-020203 alone (험하니까 and 동네니까 stay 반말)", func(t *testing.T) {
+		id := decide(store.QueueEnding, "ㅂ니까", review.EndingAdd)
+		next, judged, err := runstore.ApplyEnding(ctx, db, run, "ㅂ니까", runstore.Options{})
+		if err != nil || !judged {
+			t.Fatalf("ApplyEnding = %v, %v", judged, err)
+		}
+		got := changed(t, db, run.ID, next.ID)
+		if want := []string{"T-020203 말투 어긋남 → 설정대로 말함"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("changed %v, want %v", got, want)
+		}
+		if err := db.Undo(ctx, id, "test"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a seen mark on an unknown final is no accepted ending and judges nothing", func(t *testing.T) {
+		decide(store.QueueEnding, review.SeenKey("T-010032"), review.EndingSeen)
+		if accepted, err := runstore.AcceptedEndings(ctx, db); err != nil || len(accepted) != 0 {
+			t.Errorf("accepted %v, %v", accepted, err)
+		}
+		if _, judged, err := runstore.ApplyEnding(ctx, db, run, review.SeenKey("T-010032"), runstore.Options{}); err != nil || judged {
+			t.Errorf("judged %v, %v", judged, err)
 		}
 	})
 }

@@ -34,11 +34,11 @@
 //	GET  /runs/{id}/review       303 to the first review queue
 //	GET  /runs/{id}/review/forbidden  sample of 금지 소재 접촉 verdicts to confirm
 //	GET  /runs/{id}/review/offcanon   off-canon names to add to the card or block
-//	GET  /runs/{id}/review/endings    mixed-style replies and candidate endings
+//	GET  /runs/{id}/review/endings    mixed-style replies, unknown finals and candidate endings
 //	                             (?from=N on all three: compare with run N after a re-judge)
 //	POST /runs/{id}/review/forbidden  turn, value confirm|reject, who
 //	POST /runs/{id}/review/offcanon   character, name, value add|block, who
-//	POST /runs/{id}/review/endings    ending, value add|skip, who
+//	POST /runs/{id}/review/endings    ending, value add|skip, who; or turn, value seen, who
 //	POST /runs/{id}/review/undo       decision (id), who
 //	POST /review/who             remember the reviewer's name (cookie), 303 to back
 //	GET  /review/decisions.jsonl every review decision, undone ones included

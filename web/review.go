@@ -17,6 +17,7 @@ import (
 
 	"evident/persona"
 	"evident/persona/evalrun"
+	"evident/persona/speech"
 	"evident/runstore"
 	"evident/store"
 )
@@ -55,7 +56,8 @@ func slugOf(q store.Queue) string {
 var decisionLabels = map[store.Queue]map[string][2]string{
 	store.QueueForbidden: {queues.ForbiddenConfirm: {"이 캐릭터에게 실제 문제", "v-forbidden"}, queues.ForbiddenReject: {"문제 아님", "v-kept"}},
 	store.QueueOffCanon:  {queues.CanonAdd: {"카드 설정에 더함", "v-kept"}, queues.CanonBlock: {"막을 이름", "v-forbidden"}},
-	store.QueueEnding:    {queues.EndingAdd: {"어미 목록에 더함", "v-kept"}, queues.EndingSkip: {"넣지 않음", "v-speech"}},
+	store.QueueEnding: {queues.EndingAdd: {"어미 목록에 더함", "v-kept"}, queues.EndingSkip: {"넣지 않음", "v-speech"},
+		queues.EndingSeen: {"읽어 봄", "v-seen"}},
 }
 
 // whoOf is the reviewer's name: the form's who field, else the cookie, else
@@ -212,7 +214,21 @@ type endingsView struct {
 	Mixed                        int
 	Sample                       []mixedReply
 	Candidates                   []candidateView
-	AddValue, SkipValue          string
+	// Unknown is the unknown-final list shown (queues.Unknown, up to 20 of
+	// UnknownTotal): 반말 replies whose last 어절 ends in no known ending.
+	Unknown                        []unknownReply
+	UnknownTotal                   int
+	AddValue, SkipValue, SeenValue string
+}
+
+// unknownReply is one reply of the unknown-final list: its sentences, the
+// candidates derived from its last 어절 (each with the candidate's decision)
+// and its own "seen" decision.
+type unknownReply struct {
+	mixedReply
+	Word       string
+	Candidates []candidateView
+	Decision   *decisionView
 }
 
 type reviewedEnding struct {
@@ -221,9 +237,9 @@ type reviewedEnding struct {
 }
 
 type candidateView struct {
-	Ending, Words    string
-	Sentences, Flips int
-	Decision         *decisionView
+	Ending, Words            string
+	Sentences, Finals, Flips int
+	Decision                 *decisionView
 }
 
 type mixedReply struct {
@@ -311,7 +327,8 @@ func (s *Server) buildReview(ctx context.Context, d *runData, slug string, r *ht
 	rv := s.reviewOf(d)
 	p := &reviewPage{Run: head(d), Slug: slug, Who: whoOf(r, ""), Back: base + slug, Action: base + slug,
 		UndoURL: base + "undo", ExportURL: "/review/decisions.jsonl"}
-	counts := map[string]int{"forbidden": len(rv.forbidden), "offcanon": len(rv.names), "endings": len(rv.endings.Sample)}
+	counts := map[string]int{"forbidden": len(rv.forbidden), "offcanon": len(rv.names),
+		"endings": len(rv.endings.Sample) + len(rv.endings.UnknownSample)}
 	for _, q := range queuePages {
 		p.Tabs = append(p.Tabs, reviewTab{Label: q.Label, URL: base + q.Slug, Count: counts[q.Slug], Current: q.Slug == slug})
 	}
@@ -382,13 +399,20 @@ func keyLabel(d *runData, dec store.Decision) string {
 			return name + " · " + c
 		}
 	}
+	if turnID, ok := queues.SeenTurn(dec.Key); ok && dec.Queue == store.QueueEnding {
+		return turnID + " 끝말"
+	}
 	return dec.Key
 }
 
 func keyLink(d *runData, dec store.Decision) string {
-	if dec.Queue == store.QueueForbidden {
-		if _, ok := d.index[dec.Key]; ok {
-			return fmt.Sprintf("/runs/%d?turn=%s", d.info.ID, queryEscape(dec.Key))
+	key := dec.Key
+	if dec.Queue == store.QueueEnding {
+		key, _ = queues.SeenTurn(dec.Key)
+	}
+	if dec.Queue == store.QueueForbidden || dec.Queue == store.QueueEnding {
+		if _, ok := d.index[key]; ok {
+			return fmt.Sprintf("/runs/%d?turn=%s", d.info.ID, queryEscape(key))
 		}
 	}
 	return ""
@@ -492,7 +516,7 @@ func (s *Server) offCanonQueue(d *runData, rv *review, byKey map[string]*decisio
 func (s *Server) endingsQueue(d *runData, rv *review, byKey map[string]*decisionView, active []store.Decision) *endingsView {
 	h := head(d)
 	v := &endingsView{Profile: h.Profile, Endings: h.Endings, Exceptions: h.Exceptions, Mixed: len(rv.endings.Mixed),
-		AddValue: queues.EndingAdd, SkipValue: queues.EndingSkip}
+		UnknownTotal: len(rv.endings.Unknown), AddValue: queues.EndingAdd, SkipValue: queues.EndingSkip, SeenValue: queues.EndingSeen}
 	own := map[string]bool{}
 	for _, e := range d.info.Endings {
 		own[e] = true
@@ -502,32 +526,51 @@ func (s *Server) endingsQueue(d *runData, rv *review, byKey map[string]*decision
 			v.Reviewed = append(v.Reviewed, reviewedEnding{Ending: dec.Key, Decision: byKey[dec.Key]})
 		}
 	}
+	cands := map[string]candidateView{}
 	for _, c := range rv.endings.Candidates {
-		v.Candidates = append(v.Candidates, candidateView{Ending: c.Ending, Words: strings.Join(c.Words, " · "),
-			Sentences: c.Sentences, Flips: c.Flips, Decision: byKey[c.Ending]})
+		cv := candidateView{Ending: c.Ending, Words: strings.Join(c.Words, " · "),
+			Sentences: c.Sentences, Finals: c.Finals, Flips: c.Flips, Decision: byKey[c.Ending]}
+		cands[c.Ending] = cv
+		v.Candidates = append(v.Candidates, cv)
 	}
 	for _, k := range rv.endings.Sample {
 		m := rv.endings.Mixed[k]
-		rec := &d.recs[m.Pos]
-		mr := mixedReply{TurnID: rec.TurnID, Anchor: "m-" + rec.TurnID, Link: s.turnLink(d, rec.TurnID),
-			Verdict: string(rec.Verdict), Class: verdictClass[rec.Verdict], CharacterID: rec.CharacterID, ModelID: rec.ModelID,
-			Polite: m.Reading.Polite, Sentences: len(m.Reading.Sentences)}
-		if c, ok := d.cards[rec.CharacterID]; ok {
-			mr.Character = c.Name
+		v.Sample = append(v.Sample, s.replyView(d, m.Pos, "m-", m.Reading))
+	}
+	for _, k := range rv.endings.UnknownSample {
+		u := rv.endings.Unknown[k]
+		ur := unknownReply{mixedReply: s.replyView(d, u.Pos, "u-", u.Reading), Word: u.Word}
+		ur.Decision = byKey[queues.SeenKey(ur.TurnID)]
+		for _, e := range u.Candidates {
+			ur.Candidates = append(ur.Candidates, cands[e])
 		}
-		if rec.RuleExpected != nil {
-			mr.Expected = *rec.RuleExpected
-		}
-		for _, sn := range m.Reading.Sentences {
-			row := sentenceRow{Before: sn.Text, Polite: sn.Polite(), Ending: sn.Ending}
-			if i := strings.LastIndex(sn.Text, sn.LastWord); i >= 0 && sn.LastWord != "" {
-				row.Before, row.Word, row.After = sn.Text[:i], sn.LastWord, sn.Text[i+len(sn.LastWord):]
-			}
-			mr.Rows = append(mr.Rows, row)
-		}
-		v.Sample = append(v.Sample, mr)
+		v.Unknown = append(v.Unknown, ur)
 	}
 	return v
+}
+
+// replyView lays out the reply of d.recs[pos] sentence by sentence, each
+// sentence's last 어절 marked, for the endings queue (anchor prefix "m-"
+// for a mixed reply, "u-" for an unknown-final one).
+func (s *Server) replyView(d *runData, pos int, anchor string, rd speech.Reading) mixedReply {
+	rec := &d.recs[pos]
+	mr := mixedReply{TurnID: rec.TurnID, Anchor: anchor + rec.TurnID, Link: s.turnLink(d, rec.TurnID),
+		Verdict: string(rec.Verdict), Class: verdictClass[rec.Verdict], CharacterID: rec.CharacterID, ModelID: rec.ModelID,
+		Polite: rd.Polite, Sentences: len(rd.Sentences)}
+	if c, ok := d.cards[rec.CharacterID]; ok {
+		mr.Character = c.Name
+	}
+	if rec.RuleExpected != nil {
+		mr.Expected = *rec.RuleExpected
+	}
+	for _, sn := range rd.Sentences {
+		row := sentenceRow{Before: sn.Text, Polite: sn.Polite(), Ending: sn.Ending}
+		if i := strings.LastIndex(sn.Text, sn.LastWord); i >= 0 && sn.LastWord != "" {
+			row.Before, row.Word, row.After = sn.Text[:i], sn.LastWord, sn.Text[i+len(sn.LastWord):]
+		}
+		mr.Rows = append(mr.Rows, row)
+	}
+	return mr
 }
 
 // compareRuns lays out how the verdicts of run b differ from run a, turn by
@@ -652,12 +695,20 @@ func (s *Server) decideEnding(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ending, value := r.PostFormValue("ending"), r.PostFormValue("value")
+	if value == queues.EndingSeen {
+		s.decideSeen(w, r, d, r.PostFormValue("turn"))
+		return
+	}
 	if value != queues.EndingAdd && value != queues.EndingSkip {
-		badDecision(s, w, r, "어미 후보의 결정은 add(어미 목록에 더하기) 또는 skip(넣지 않기)입니다.")
+		badDecision(s, w, r, "어미 후보의 결정은 add(어미 목록에 더하기), skip(넣지 않기) 또는 seen(끝말 모름 답장을 읽어 봄)입니다.")
 		return
 	}
 	if d.dataset == nil {
 		badDecision(s, w, r, "이 실행은 저장된 데이터셋 없이 판정되어 다시 판정할 수 없습니다.")
+		return
+	}
+	if _, ok := queues.SeenTurn(ending); ok {
+		badDecision(s, w, r, fmt.Sprintf("%q 는 어미가 아닙니다.", ending))
 		return
 	}
 	known := slices.ContainsFunc(s.reviewOf(d).endings.Candidates, func(c queues.Candidate) bool { return c.Ending == ending })
@@ -674,6 +725,21 @@ func (s *Server) decideEnding(w http.ResponseWriter, r *http.Request) {
 	s.applyAndRedirect(w, r, d, "endings", func(ctx context.Context) (store.RunInfo, bool, error) {
 		return runstore.ApplyEnding(ctx, s.db, d.info, ending, runstore.Options{Workers: s.opt.Workers})
 	}, "#candidates")
+}
+
+// decideSeen marks an unknown-final reply of the run read (key
+// queues.SeenKey, value seen): it changes no profile, so nothing is judged
+// again. The turn must be in the run's unknown-final list.
+func (s *Server) decideSeen(w http.ResponseWriter, r *http.Request, d *runData, turnID string) {
+	if !slices.ContainsFunc(s.reviewOf(d).endings.Unknown, func(u queues.Unknown) bool { return d.recs[u.Pos].TurnID == turnID }) {
+		badDecision(s, w, r, fmt.Sprintf("실행 #%d 의 끝말 모름 답장에 %q 가 없습니다.", d.info.ID, turnID))
+		return
+	}
+	note := fmt.Sprintf("실행 #%d · 프로필 %s", d.info.ID, d.info.Profile)
+	if !s.decide(w, r, store.Decision{Queue: store.QueueEnding, Key: queues.SeenKey(turnID), Value: queues.EndingSeen, Note: note}) {
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/runs/%d/review/endings#u-%s", d.info.ID, url.PathEscape(turnID)), http.StatusSeeOther)
 }
 
 // errNoDecision: no decision, active or not, for a key.
@@ -751,6 +817,10 @@ func (s *Server) undoDecision(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case store.QueueEnding:
+		if turnID, seen := queues.SeenTurn(dec.Key); seen { // a seen mark changes no profile
+			http.Redirect(w, r, fmt.Sprintf("/runs/%d/review/%s#u-%s", d.info.ID, slug, url.PathEscape(turnID)), http.StatusSeeOther)
+			return
+		}
 		if d.dataset != nil {
 			s.applyAndRedirect(w, r, d, slug, func(ctx context.Context) (store.RunInfo, bool, error) {
 				return runstore.ApplyEnding(ctx, s.db, d.info, dec.Key, runstore.Options{Workers: s.opt.Workers})

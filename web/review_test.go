@@ -116,10 +116,38 @@ func TestReviewQueuesRender(t *testing.T) {
 		mustContain(t, body, "섞인 말투 표본 <span class=\"count\">9건</span>",
 			`<mark class="m-ending">준비되셨습니까</mark>`, `<td><code>준비되셨습니까</code></td><td>반말</td>`,
 			`<mark class="m-ending">시작하겠습니다</mark>`, "존댓말 <span class=\"muted\">(어미 니다)</span>",
-			`<td><code class="ending">니까</code></td><td class="num">1</td><td class="words">준비되셨습니까</td><td class="num">4</td>`)
-		first := strings.Index(body, `<code class="ending">어</code>`)
-		if first < 0 || first > strings.Index(body, `<code class="ending">니까</code>`) {
-			t.Error("the most frequent candidate 어 (3 sentences) is not listed first")
+			`<td><code class="ending">니까</code></td><td class="num">1</td><td class="words">준비되셨습니까</td><td class="num">4</td><td class="num">4</td>`,
+			`<td><code class="ending">ㅂ니까</code></td><td class="num">1</td><td class="words">준비되셨습니까</td><td class="num">1</td><td class="num">1</td>`)
+		first := strings.Index(body, `<td><code class="ending">ㅂ니까</code>`)
+		if first < 0 || first > strings.Index(body, `<td><code class="ending">니까</code>`) {
+			t.Error("ㅂ니까 (1 sentence, 1 reply changed) is not listed before 니까 (1 sentence, 4 replies changed)")
+		}
+		for _, fragment := range []string{"어", "름이", "봐", "있어"} {
+			if strings.Contains(body, `<code class="ending">`+fragment+`</code>`) {
+				t.Errorf("the fragment %s is proposed", fragment)
+			}
+		}
+	})
+	t.Run("the endings queue lists the seven 반말 replies with an unknown final, with their actions", func(t *testing.T) {
+		body := c.ok("/runs/1/review/endings")
+		var got []string
+		for _, m := range regexp.MustCompile(`<article class="qitem[^"]*" id="u-([^"]+)"`).FindAllStringSubmatch(body, -1) {
+			got = append(got, m[1])
+		}
+		want := []string{"T-010032", "T-010033", "T-010122", "T-010133", "T-010244", "T-010252", "T-020203"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("unknown finals %v, want %v", got, want)
+		}
+		mustContain(t, body, "끝말을 모르는 반말 답장 <span class=\"count\">7건</span>", "답장 7회차 가운데",
+			`<span class="count">마지막 어절 <code>확인하셨습니까</code></span>`, `<mark class="m-ending">낮잠</mark>`)
+		item := body[strings.Index(body, `id="u-T-020203"`):]
+		item = item[:strings.Index(item, "</article>")]
+		mustContain(t, item, `name="ending" value="ㅂ니까"`, `name="ending" value="니까"`,
+			`name="turn" value="T-020203"`, `name="value" value="seen"`)
+		item = body[strings.Index(body, `id="u-T-010032"`):]
+		item = item[:strings.Index(item, "</article>")]
+		if strings.Contains(item, `name="ending"`) || !strings.Contains(item, `name="value" value="seen"`) {
+			t.Errorf("낮잠 offers no candidate, only seen:\n%s", item)
 		}
 	})
 	t.Run("a run of 30 forbidden turns samples 20, the same 20 each time, as runstore draws them", func(t *testing.T) {
@@ -228,6 +256,9 @@ func TestReviewDecisions(t *testing.T) {
 			{"/runs/1/review/forbidden", []string{"turn", "T-010001", "value", "confirm"}, http.StatusUnprocessableEntity},
 			{"/runs/1/review/offcanon", []string{"character", "CHR-0100", "name", "도윤", "value", "add"}, http.StatusUnprocessableEntity},
 			{"/runs/1/review/endings", []string{"ending", "요", "value", "add"}, http.StatusUnprocessableEntity},
+			{"/runs/1/review/endings", []string{"ending", "어", "value", "add"}, http.StatusUnprocessableEntity},
+			{"/runs/1/review/endings", []string{"turn", "T-010001", "value", "seen"}, http.StatusUnprocessableEntity},
+			{"/runs/1/review/endings", []string{"ending", "turn:T-010032", "value", "skip"}, http.StatusUnprocessableEntity},
 			{"/runs/1/review/undo", []string{"decision", "999"}, http.StatusNotFound},
 			{"/runs/99/review/forbidden", []string{"turn", "T-010116", "value", "confirm"}, http.StatusNotFound},
 		} {
@@ -298,6 +329,36 @@ func TestReviewDecisions(t *testing.T) {
 			t.Errorf("canon %v", cards[0].CanonEntities)
 		}
 	})
+	t.Run("skipping a candidate stores it without judging again", func(t *testing.T) {
+		redirect(t, post("/runs/4/review/endings", "ending", "ㅂ니까", "value", "skip"), "/runs/4/review/endings#candidates")
+		if runs, _ := db.Runs(ctx); len(runs) != 4 {
+			t.Errorf("%d runs after a skip", len(runs))
+		}
+		mustContain(t, c.ok("/runs/4/review/endings"), `<span class="chip v-speech">넣지 않음</span>`)
+	})
+	t.Run("marking an unknown final seen stores it, judges nothing, and undoing it judges nothing", func(t *testing.T) {
+		redirect(t, post("/runs/4/review/endings", "turn", "T-010032", "value", "seen"), "/runs/4/review/endings#u-T-010032")
+		ds, _ := db.Decisions(ctx, store.QueueEnding)
+		var id int64
+		for _, d := range ds {
+			if d.Key == "turn:T-010032" && d.Value == "seen" {
+				id = d.ID
+			}
+		}
+		if id == 0 {
+			t.Fatalf("no seen decision in %+v", ds)
+		}
+		body := c.ok("/runs/4/review/endings")
+		item := body[strings.Index(body, `id="u-T-010032"`):]
+		item = item[:strings.Index(item, "</article>")]
+		mustContain(t, item, `<span class="chip v-seen">읽어 봄</span>`)
+		mustContain(t, body, `<a href="/runs/4?turn=T-010032"><code>T-010032 끝말</code></a>`)
+		redirect(t, post("/runs/4/review/undo", "decision", fmt.Sprint(id)), "/runs/4/review/endings#u-T-010032")
+		redirect(t, post("/runs/4/review/endings", "turn", "T-010032", "value", "seen"), "/runs/4/review/endings#u-T-010032")
+		if runs, _ := db.Runs(ctx); len(runs) != 4 {
+			t.Errorf("%d runs after seen marks", len(runs))
+		}
+	})
 	t.Run("accepting the ending 니까 re-judges with seed + 니까 and changes exactly T-010033 and T-020203", func(t *testing.T) {
 		loc := redirect(t, post("/runs/1/review/endings", "ending", "니까", "value", "add"), "/runs/5/review/endings?from=1")
 		run, _ := db.Run(ctx, 5)
@@ -314,10 +375,6 @@ func TestReviewDecisions(t *testing.T) {
 		if strings.Contains(body, `<code class="ending">니까</code>`) {
 			t.Error("니까 is still a candidate in the run that has it")
 		}
-	})
-	t.Run("skipping a candidate stores it without judging again", func(t *testing.T) {
-		redirect(t, post("/runs/5/review/endings", "ending", "어", "value", "skip"), "/runs/5/review/endings#candidates")
-		mustContain(t, c.ok("/runs/5/review/endings"), `<span class="chip v-speech">넣지 않음</span>`)
 	})
 	t.Run("judging a dataset again from the run list can take the accepted endings along", func(t *testing.T) {
 		mustContain(t, c.ok("/runs"), `<input type="checkbox" name="reviewed" value="1" checked> 검토에서 더한 어미 니까</label>`)
@@ -357,8 +414,10 @@ func TestReviewDecisions(t *testing.T) {
 			"offcanon CHR-0100/나비=add by 편집자 undone by 편집자", // the undo above remembered 편집자
 			"offcanon CHR-0100/순이=block by 편집자",
 			"offcanon CHR-0100/해성호=add by 편집자",
+			"ending ㅂ니까=skip by 편집자",
+			"ending turn:T-010032=seen by 편집자 undone by 편집자",
+			"ending turn:T-010032=seen by 편집자",
 			"ending 니까=add by 편집자",
-			"ending 어=skip by 편집자",
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("export:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"evident/persona"
 	"evident/persona/speech"
@@ -23,6 +24,9 @@ const (
 	CanonBlock       = "block"   // keep the name off-canon
 	EndingAdd        = "add"     // add the ending to the polite-ending list
 	EndingSkip       = "skip"    // leave the ending out
+	// EndingSeen marks an unknown-final reply read (key SeenKey): the
+	// reviewer found no ending to add. It changes no profile.
+	EndingSeen = "seen"
 )
 
 // OffCanonKey is the store.Decision key of an off-canon name: the character
@@ -115,34 +119,69 @@ type Mixed struct {
 	Reading speech.Reading
 }
 
-// Candidate is an ending the mixed-style queue proposes.
+// Unknown is a reply read 반말 in every sentence whose last 어절 (the last
+// sentence's LastWord) ends in no known ending: not one of the profile's
+// polite endings (it would not read 반말) and not a known 반말 final
+// (PlainFinal). A polite reply the profile misreads as 반말 reaches the
+// review through this list even when no sentence of it reads 존댓말 (seed:
+// "확인하셨습니까?" alone).
+type Unknown struct {
+	Pos     int // position in recs
+	Reading speech.Reading
+	// Word is the reply's last 어절.
+	Word string
+	// Candidates are the endings derived from Word that the queue proposes
+	// (see Candidate; polite shape, and Word reads 존댓말 with it added), in
+	// the order of EndingReview.Candidates; empty when there is none, and
+	// the item's only action is to be marked seen (SeenKey, EndingSeen).
+	Candidates []string
+}
+
+// Candidate is an ending the endings queue proposes. It is derived from a
+// 반말-read last 어절 w: the last one or two syllables of w, and, when the
+// syllable before them has a final consonant, the same tail with that
+// consonant in front in the profile's ending syntax ("ㅂ니까" from
+// 준비되셨습니까: 습 ends in ㅂ; package speech, "Decisions"). A form is proposed
+// only when it is of polite shape (PoliteShape), is not already one of the
+// profile's endings, and w reads 존댓말 with it added (a noun exception such
+// as 필요 under extended still wins, so 필요 is never proposed).
 type Candidate struct {
-	// Ending is the last one or two syllables of a last 어절.
+	// Ending is the proposed ending, as it would be written in the profile.
 	Ending string
 	// Sentences counts the 반말-read sentences of the run's mixed replies
-	// whose last 어절 ends in Ending; Words are those 어절, distinct, in
+	// whose last 어절 gives Ending; Words are those 어절, distinct, in
 	// order of appearance.
 	Sentences int
 	Words     []string
+	// Finals counts the run's Unknown replies whose last 어절 gives Ending.
+	Finals int
 	// Flips counts the run's replies read 반말 that would read 존댓말 with
-	// Ending added to the profile (one of their sentences would).
+	// Ending added to the profile (one of their sentences' last 어절 would;
+	// Unknown replies are among them).
 	Flips int
 }
 
-// EndingReview is the mixed-style queue of a run.
+// EndingReview is the endings queue of a run: the mixed-style sample, the
+// unknown-final list and the candidate endings.
 type EndingReview struct {
 	// Mixed are every mixed reply of the run, Sample the positions in
 	// Mixed of the up to SampleSize shown (Sample with the run id).
 	Mixed  []Mixed
 	Sample []int
+	// Unknown are every unknown-final reply of the run in run order,
+	// UnknownSample the positions in Unknown of the up to SampleSize shown
+	// (Sample with the run id, as for Mixed).
+	Unknown       []Unknown
+	UnknownSample []int
 	// Candidates are ranked by Sentences, then Flips (fewer first: an
 	// ending that would change less is the safer one to read first), then
-	// longer first, then as first seen.
+	// longer first (in runes: ㅂ니까 before 니까), then as first seen
+	// (mixed replies before unknown-final ones, in run order).
 	Candidates []Candidate
 }
 
 // ReviewEndings reads every reply of the run with profile p (the run's,
-// ProfileOf) and builds the mixed-style queue. reply returns a turn's
+// ProfileOf) and builds the endings queue. reply returns a turn's
 // reply_text (false when null or unknown).
 func ReviewEndings(runID int64, p *speech.Profile, recs []persona.Record, reply func(turnID string) (string, bool)) EndingReview {
 	var out EndingReview
@@ -152,6 +191,35 @@ func ReviewEndings(runID int64, p *speech.Profile, recs []persona.Record, reply 
 	}
 	cands := map[string]*tally{}
 	var order []string
+	// with caches the profile with one candidate added; a nil entry marks
+	// a form that is no candidate (wrong shape or already listed).
+	with := map[string]*speech.Profile{}
+	// proposed lists the candidate forms derived from word w.
+	proposed := func(w string) []string {
+		var es []string
+		for _, e := range forms(w) {
+			q, seen := with[e]
+			if !seen {
+				if PoliteShape(e) && !HasEnding(p, e) {
+					q = p.With([]string{e}, nil)
+				}
+				with[e] = q
+			}
+			if q != nil && q.Ending(w) != "" {
+				es = append(es, e)
+			}
+		}
+		return es
+	}
+	get := func(e string) *tally {
+		t := cands[e]
+		if t == nil {
+			t = &tally{c: Candidate{Ending: e}, seen: map[string]bool{}}
+			cands[e] = t
+			order = append(order, e)
+		}
+		return t
+	}
 	var banmal [][]string // last words of the run's 반말 replies
 	for i := range recs {
 		text, ok := reply(recs[i].TurnID)
@@ -166,6 +234,9 @@ func ReviewEndings(runID int64, p *speech.Profile, recs []persona.Record, reply 
 				words[k] = s.LastWord
 			}
 			banmal = append(banmal, words)
+			if last := words[len(words)-1]; !PlainFinal(last) {
+				out.Unknown = append(out.Unknown, Unknown{Pos: i, Reading: rd, Word: last})
+			}
 			continue
 		case rd.Polite == 0 || rd.Polite == len(rd.Sentences):
 			continue
@@ -175,16 +246,8 @@ func ReviewEndings(runID int64, p *speech.Profile, recs []persona.Record, reply 
 			if s.Polite() {
 				continue
 			}
-			for _, e := range suffixes(s.LastWord) {
-				if HasEnding(p, e) { // read 반말 by a noun exception
-					continue
-				}
-				t := cands[e]
-				if t == nil {
-					t = &tally{c: Candidate{Ending: e}, seen: map[string]bool{}}
-					cands[e] = t
-					order = append(order, e)
-				}
+			for _, e := range proposed(s.LastWord) {
+				t := get(e)
 				t.c.Sentences++
 				if !t.seen[s.LastWord] {
 					t.seen[s.LastWord] = true
@@ -193,25 +256,33 @@ func ReviewEndings(runID int64, p *speech.Profile, recs []persona.Record, reply 
 			}
 		}
 	}
+	for k := range out.Unknown {
+		u := &out.Unknown[k]
+		u.Candidates = proposed(u.Word)
+		for _, e := range u.Candidates {
+			get(e).c.Finals++
+		}
+	}
 	ids := make([]string, len(out.Mixed))
 	for k, m := range out.Mixed {
 		ids[k] = recs[m.Pos].TurnID
 	}
 	out.Sample = Sample(runID, ids, SampleSize)
-	// A 반말 reply flips when one of its last words ends in the candidate and
+	ids = ids[:0]
+	for _, u := range out.Unknown {
+		ids = append(ids, recs[u.Pos].TurnID)
+	}
+	out.UnknownSample = Sample(runID, ids, SampleSize)
+	// A 반말 reply flips when one of its last words gives the candidate and
 	// the profile with the candidate added reads it as 존댓말 (a noun
 	// exception still wins).
-	with := map[string]*speech.Profile{}
-	for _, e := range order {
-		with[e] = p.With([]string{e}, nil)
-	}
 	for _, words := range banmal {
 		flipped := map[string]bool{}
 		for _, w := range words {
-			for _, e := range suffixes(w) {
-				if q := with[e]; q != nil && !flipped[e] && q.Ending(w) != "" {
+			for _, e := range forms(w) {
+				if t := cands[e]; t != nil && !flipped[e] && with[e].Ending(w) != "" {
 					flipped[e] = true
-					cands[e].c.Flips++
+					t.c.Flips++
 				}
 			}
 		}
@@ -226,22 +297,16 @@ func ReviewEndings(runID int64, p *speech.Profile, recs []persona.Record, reply 
 		if c := cmp.Compare(a.Flips, b.Flips); c != 0 {
 			return c
 		}
-		return cmp.Compare(len([]rune(b.Ending)), len([]rune(a.Ending)))
+		return cmp.Compare(utf8.RuneCountInString(b.Ending), utf8.RuneCountInString(a.Ending))
 	})
-	return out
-}
-
-// suffixes are the last two syllables and the last syllable of a word (one
-// of them when the word has one syllable).
-func suffixes(word string) []string {
-	r := []rune(word)
-	switch len(r) {
-	case 0:
-		return nil
-	case 1:
-		return []string{word}
+	rank := make(map[string]int, len(out.Candidates))
+	for k, c := range out.Candidates {
+		rank[c.Ending] = k
 	}
-	return []string{string(r[len(r)-2:]), string(r[len(r)-1:])}
+	for k := range out.Unknown {
+		slices.SortStableFunc(out.Unknown[k].Candidates, func(a, b string) int { return cmp.Compare(rank[a], rank[b]) })
+	}
+	return out
 }
 
 // HasEnding reports whether profile p lists ending e.
