@@ -9,8 +9,10 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"evident/persona"
 	queues "evident/persona/review"
@@ -24,22 +26,23 @@ import (
 )
 
 type uploadPage struct {
-	RunID      int64
-	MaxMiB     int64
-	Stored     string // the dataset that lends cards and lexicon when left out
-	Name       string
-	Profile    string
-	KeepGoing  bool
-	Error      string
-	Detail     string
-	Rejects    []persona.Reject
-	More       int
-	GoldError  string
-	GoldDetail string
+	RunID       int64
+	MaxMiB      int64
+	MaxInFlight int    // MaxUploadsInFlight
+	Stored      string // the dataset that lends cards and lexicon when left out
+	Name        string
+	Profile     string
+	KeepGoing   bool
+	Error       string
+	Detail      string
+	Rejects     []persona.Reject
+	More        int
+	GoldError   string
+	GoldDetail  string
 }
 
 func (s *Server) newUploadPage(ctx context.Context) *uploadPage {
-	p := &uploadPage{MaxMiB: s.opt.MaxUpload >> 20, Profile: "seed"}
+	p := &uploadPage{MaxMiB: s.opt.MaxUpload >> 20, MaxInFlight: MaxUploadsInFlight, Profile: "seed"}
 	if run, err := s.db.LatestRun(ctx); err == nil {
 		p.RunID = run.ID
 	}
@@ -81,7 +84,8 @@ type file struct {
 }
 
 // readForm reads every part of a multipart request, capped at max bytes in
-// all. Files are held in memory (the cap bounds them).
+// all. Files are held in memory (the cap bounds them); the CRYSTAL upload
+// uses it. /upload and /gold spool to disk instead (readSpooled).
 func readForm(w http.ResponseWriter, r *http.Request, max int64) (*form, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, max)
 	mr, err := r.MultipartReader()
@@ -129,6 +133,155 @@ func (f *form) add(part *multipart.Part) error {
 	return nil
 }
 
+// MaxUploadsInFlight caps the uploads (/upload and /gold) a server reads
+// and imports at once (issue 13 item 2: twelve concurrent 60 MiB uploads
+// took 1.7 GB when they were held in memory). The next one is answered
+// 503 with Retry-After (uploadRetryAfter) and a Korean message, before
+// its body is read.
+const MaxUploadsInFlight = 2
+
+// uploadRetryAfter is the Retry-After of a refused upload, in seconds.
+const uploadRetryAfter = 10
+
+// uploadGate counts one server's uploads in flight.
+type uploadGate struct {
+	mu sync.Mutex
+	n  int
+}
+
+// uploadGates holds each Server's gate (a Server's fields live in
+// server.go; the gate is this file's business).
+var uploadGates sync.Map // *Server → *uploadGate
+
+func (s *Server) uploadGate() *uploadGate {
+	g, _ := uploadGates.LoadOrStore(s, &uploadGate{})
+	return g.(*uploadGate)
+}
+
+// enter takes a slot; ok false when MaxUploadsInFlight are taken.
+func (g *uploadGate) enter() (release func(), ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n >= MaxUploadsInFlight {
+		return nil, false
+	}
+	g.n++
+	return func() {
+		g.mu.Lock()
+		g.n--
+		g.mu.Unlock()
+	}, true
+}
+
+// inFlight is the number of uploads holding a slot.
+func (g *uploadGate) inFlight() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
+}
+
+// busyUpload answers an upload over MaxUploadsInFlight: 503, Retry-After,
+// nothing read or imported.
+func (s *Server) busyUpload(w http.ResponseWriter, r *http.Request, page *uploadPage, gold bool) {
+	msg := "지금은 올리기를 더 받을 수 없습니다"
+	detail := fmt.Sprintf("다른 올리기 %d개를 처리하는 중입니다. %d초쯤 뒤에 다시 올려 주세요. 아무것도 가져오지 않았습니다.",
+		MaxUploadsInFlight, uploadRetryAfter)
+	if gold {
+		page.GoldError, page.GoldDetail = msg, detail
+	} else {
+		page.Error, page.Detail = msg, detail
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(uploadRetryAfter))
+	s.render(w, r, http.StatusServiceUnavailable, "upload", page)
+}
+
+// spooledFile is one uploaded file, copied to an unnamed temporary file
+// (created in os.TempDir and unlinked at once, so nothing is left behind
+// however the process ends) instead of memory.
+type spooledFile struct {
+	name string
+	f    *os.File
+	size int64
+}
+
+// open returns a fresh reader of the whole file; several may be open at
+// once (ReadAt).
+func (sf spooledFile) open() (io.ReadCloser, error) {
+	return io.NopCloser(io.NewSectionReader(sf.f, 0, sf.size)), nil
+}
+
+// spooledForm is a multipart form whose files are spooled to disk.
+type spooledForm struct {
+	fields map[string]string
+	files  map[string]spooledFile // the last file of each field
+	temps  []*os.File
+}
+
+// Close closes (and so frees) every spooled file.
+func (f *spooledForm) Close() {
+	for _, t := range f.temps {
+		t.Close()
+	}
+	f.temps = nil
+}
+
+// readSpooled reads every part of a multipart request, capped at max bytes
+// in all (http.MaxBytesReader, as readForm); each file goes to its own
+// unnamed temporary file, so memory stays flat whatever the upload's size.
+// The caller closes the form; on error it is closed already.
+func readSpooled(w http.ResponseWriter, r *http.Request, max int64) (*spooledForm, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, max)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, err
+	}
+	f := &spooledForm{fields: map[string]string{}, files: map[string]spooledFile{}}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return f, nil
+		}
+		if err == nil {
+			err = f.add(part)
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+}
+
+func (f *spooledForm) add(part *multipart.Part) error {
+	defer part.Close()
+	name := part.FormName()
+	if part.FileName() == "" {
+		b, err := io.ReadAll(io.LimitReader(part, 4096))
+		if err != nil {
+			return err
+		}
+		f.fields[name] = strings.TrimSpace(string(b))
+		return nil
+	}
+	tmp, err := os.CreateTemp("", "evident-upload-*")
+	if err != nil {
+		return fmt.Errorf("spool upload: %w", err)
+	}
+	os.Remove(tmp.Name()) // unnamed from now on (unix); the open file stays readable
+	f.temps = append(f.temps, tmp)
+	n, err := io.Copy(tmp, part)
+	if err != nil {
+		return err
+	}
+	fn := part.FileName()
+	if i := strings.LastIndexAny(fn, `/\`); i >= 0 { // some browsers send a path
+		fn = fn[i+1:]
+	}
+	if n > 0 || fn != "" {
+		f.files[name] = spooledFile{name: fn, f: tmp, size: n}
+	}
+	return nil
+}
+
 // formFail answers a multipart form that could not be read.
 func (s *Server) formFail(w http.ResponseWriter, r *http.Request, err error, page *uploadPage, gold bool) {
 	status, msg := http.StatusBadRequest, "올린 양식을 읽지 못했습니다"
@@ -149,11 +302,18 @@ func (s *Server) formFail(w http.ResponseWriter, r *http.Request, err error, pag
 func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	page := s.newUploadPage(ctx)
-	f, err := readForm(w, r, s.opt.MaxUpload)
+	release, ok := s.uploadGate().enter()
+	if !ok {
+		s.busyUpload(w, r, page, false)
+		return
+	}
+	defer release()
+	f, err := readSpooled(w, r, s.opt.MaxUpload)
 	if err != nil {
 		s.formFail(w, r, err, page, false)
 		return
 	}
+	defer f.Close()
 	if !s.csrfOK(r, f.fields["csrf"]) {
 		s.csrfFail(w, r)
 		return
@@ -181,15 +341,19 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		format, err := ingest.FormatOf(up.name)
+		if err == nil && format == ingest.CardFile && in.field != "cards" {
+			err = errors.New("a character card file is not a table")
+		}
 		if err != nil {
+			want := ".jsonl(.ndjson), .json(배열), .csv"
+			if in.field == "cards" {
+				want += ", 캐릭터 카드 파일 .png·.charx·.json(카드 하나)"
+			}
 			reject(in.label+" 파일 형식을 알 수 없습니다",
-				fmt.Sprintf("%q: 확장자로 형식을 고릅니다 — .jsonl(.ndjson), .json(배열), .csv 가운데 하나여야 합니다. 아무것도 가져오지 않았습니다.", up.name))
+				fmt.Sprintf("%q: 확장자로 형식을 고릅니다 — %s 가운데 하나여야 합니다. 아무것도 가져오지 않았습니다.", up.name, want))
 			return
 		}
-		data := up.data
-		*in.dst = ingest.NewTable(up.name, format, func() (io.ReadCloser, error) {
-			return io.NopCloser(bytes.NewReader(data)), nil
-		})
+		*in.dst = ingest.NewTable(up.name, format, up.open)
 	}
 	if t.Turns == nil {
 		reject("회차 로그 파일이 없습니다", "chat_turn 표(회차 로그)는 꼭 올려야 합니다.")
@@ -282,22 +446,29 @@ func jsonlInput(name string, n int, row func(int) any) (ingest.Source, error) {
 func (s *Server) goldUpload(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	page := s.newUploadPage(ctx)
-	f, err := readForm(w, r, s.opt.MaxUpload)
+	release, ok := s.uploadGate().enter()
+	if !ok {
+		s.busyUpload(w, r, page, true)
+		return
+	}
+	defer release()
+	f, err := readSpooled(w, r, s.opt.MaxUpload)
 	if err != nil {
 		s.formFail(w, r, err, page, true)
 		return
 	}
+	defer f.Close()
 	if !s.csrfOK(r, f.fields["csrf"]) {
 		s.csrfFail(w, r)
 		return
 	}
 	up, ok := f.files["gold"]
-	if !ok || len(up.data) == 0 {
+	if !ok || up.size == 0 {
 		page.GoldError, page.GoldDetail = "정답 파일이 없습니다", "JSON Lines {turn_id, verdict, note} 파일을 골라 주세요."
 		s.render(w, r, http.StatusUnprocessableEntity, "upload", page)
 		return
 	}
-	labels, err := evalrun.ReadGold(bytes.NewReader(up.data))
+	labels, err := evalrun.ReadGold(io.NewSectionReader(up.f, 0, up.size))
 	if err != nil {
 		page.GoldError = "정답 파일을 읽지 못해 아무것도 저장하지 않았습니다"
 		page.GoldDetail = up.name + ": " + err.Error()
