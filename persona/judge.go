@@ -156,7 +156,7 @@ func (j *Judge) find(t *Turn, pos int, c *cardRules, h History) Findings {
 		if t.FirstPerson != nil {
 			obs += " · " + *t.FirstPerson
 			// seed: verbatim; extended: declined forms agree (제가 = 저, 내 = 나)
-			f.FirstOff = !j.profile.SameFirstPerson(*t.FirstPerson, c.FirstPerson)
+			f.FirstOff = !j.profile.SameFirstPerson(*t.FirstPerson, c.FirstPerson, c.FirstPersonForms...)
 		}
 		f.RuleObserved = &obs
 		f.StyleOff = f.Style != c.HonorificRule

@@ -65,7 +65,8 @@ type EntityRole struct {
 
 // Card is one row of the character_card table (spec persona.md "Input").
 // HonorificRule is Banmal or Jondaemal; FirstPerson the card's first-person
-// word (나, 저, …). List columns are never nil after reading (empty = none).
+// word (나, 저, …). List columns are never nil after reading (empty = none),
+// except the optional FirstPersonForms.
 type Card struct {
 	CharacterID     string       `json:"character_id"`
 	Name            string       `json:"name"`
@@ -76,6 +77,15 @@ type Card struct {
 	EntityRoles     []EntityRole `json:"entity_roles"`
 	Description     string       `json:"description,omitempty"`
 	Public          bool         `json:"public,omitempty"`
+	// FirstPersonForms are the card's own declined forms of FirstPerson
+	// (a card whose first person is 소인 may list 소인이, 소인의), optional
+	// column first_person_forms (a list of non-empty strings; issue 14
+	// item 2, the spec is silent). Under profile "extended" a logged first
+	// person equal to one of them agrees with the card
+	// (speech.Profile.SameFirstPerson); under "seed" they are ignored, the
+	// seed's rule being plain equality. nil when the card lists none, so a
+	// card without the column encodes as before.
+	FirstPersonForms []string `json:"first_person_forms,omitempty"`
 }
 
 // LexiconRow is one row of the topic_lexicon table. Row order matters: the

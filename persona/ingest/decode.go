@@ -39,7 +39,7 @@ var turnWants = map[string]string{
 var cardWants = map[string]string{
 	"character_id": wantID, "name": wantID, "honorific_rule": wantHonorRul, "first_person": wantID,
 	"canon_entities": wantList, "forbidden_topics": wantList, "entity_roles": wantRoles,
-	"description": wantString, "public": wantBool,
+	"description": wantString, "public": wantBool, "first_person_forms": wantList,
 }
 
 var lexiconWants = map[string]string{"term": wantID, "topic": wantID}
@@ -95,6 +95,7 @@ type cardJSON struct {
 	Name            string     `json:"name"`
 	HonorificRule   string     `json:"honorific_rule"`
 	FirstPerson     string     `json:"first_person"`
+	FirstPersonForm []string   `json:"first_person_forms"`
 	CanonEntities   []string   `json:"canon_entities"`
 	ForbiddenTopics []string   `json:"forbidden_topics"`
 	EntityRoles     []roleJSON `json:"entity_roles"`
@@ -155,7 +156,10 @@ func DecodeTurn(raw Raw) (persona.Turn, error) {
 // objects whose two fields are non-empty strings. The three lists, when
 // absent or null (or an empty CSV cell, or the cell null), come out as
 // non-nil empty slices. description is an optional string, public an
-// optional boolean (absent or null = false). Unknown columns are ignored.
+// optional boolean (absent or null = false). first_person_forms is an
+// optional array of non-empty strings, the card's declined forms of
+// first_person (persona.Card.FirstPersonForms); absent, null or an empty CSV
+// cell leave it nil. Unknown columns are ignored.
 //
 // The error is always a *[RowError], as for [DecodeTurn]. DecodeCard is pure
 // and safe for concurrent use.
@@ -539,6 +543,11 @@ func decodeCardJSON(raw Raw) (persona.Card, *RowError) {
 		return persona.Card{}, fieldError(raw, "honorific_rule", fmt.Sprintf("want %s, got %q", wantHonorRul, j.HonorificRule))
 	}
 	var e *RowError
+	if j.FirstPersonForm != nil { // optional: absent or null stays nil
+		if c.FirstPersonForms, e = cardListJSON(raw, "first_person_forms", j.FirstPersonForm); e != nil {
+			return persona.Card{}, e
+		}
+	}
 	if c.CanonEntities, e = cardListJSON(raw, "canon_entities", j.CanonEntities); e != nil {
 		return persona.Card{}, e
 	}
@@ -782,6 +791,15 @@ func decodeCardCSV(raw Raw) (persona.Card, *RowError) {
 				return persona.Card{}, cellError(raw, i, e.Reason)
 			}
 			c.EntityRoles = rs
+		case "first_person_forms":
+			var list []string
+			if e := listCell(raw, i, &list, wantList); e != nil {
+				return persona.Card{}, e
+			}
+			if bad := nfcList(list); bad >= 0 {
+				return persona.Card{}, cellError(raw, i, emptyElement(bad))
+			}
+			c.FirstPersonForms = list // an empty cell or null: nil, as absent
 		case "description":
 			c.Description = nfc(cell)
 		case "public":

@@ -48,6 +48,10 @@
 //     topic would match every reply, and an empty name is no name.
 //   - user_asked_recall null is an error (the column is a boolean, absent =
 //     false); public null means false.
+//   - first_person_forms (a card's declined forms of first_person, issue 14
+//     item 2) is optional and stays nil when absent, null or an empty CSV
+//     cell, unlike the other list columns, so a card without it encodes as
+//     before; an empty element rejects the row as in the other lists.
 //   - Character Card V2/V3 JSON (spec persona.md, fields under
 //     data.extensions) is not read here: this package reads the flat
 //     character_card table.

@@ -91,8 +91,10 @@
 //     「좋아요), so a summary quoting it has one pair of brackets.
 //   - First person (Rules.FirstPerson, SameFirstPerson): the declined forms
 //     compare equal, 제 and 제가 with 저, 내 and 내가 with 나, and any
-//     declension the caller passes from the card; 저 against 나 is still a
-//     mismatch. Under seed first person is compared verbatim.
+//     declension the caller passes from the card (the judge passes the
+//     card's optional first_person_forms, persona.Card.FirstPersonForms: a
+//     card whose first person is 소인 may list 소인이); 저 against 나 is still
+//     a mismatch. Under seed first person is compared verbatim.
 //   - Counting: extended may count fewer sentences than the package-level
 //     Count (set-aside pieces, marks inside spans); evidence counts and their
 //     re-check use Profile.Count.
