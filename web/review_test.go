@@ -257,6 +257,7 @@ func TestReviewDecisions(t *testing.T) {
 			{"/runs/1/review/offcanon", []string{"character", "CHR-0100", "name", "도윤", "value", "add"}, http.StatusUnprocessableEntity},
 			{"/runs/1/review/endings", []string{"ending", "요", "value", "add"}, http.StatusUnprocessableEntity},
 			{"/runs/1/review/endings", []string{"ending", "어", "value", "add"}, http.StatusUnprocessableEntity},
+			{"/runs/1/review/endings", []string{"ending", "어", "value", "skip"}, http.StatusUnprocessableEntity}, // a fragment, no candidate
 			{"/runs/1/review/endings", []string{"turn", "T-010001", "value", "seen"}, http.StatusUnprocessableEntity},
 			{"/runs/1/review/endings", []string{"ending", "turn:T-010032", "value", "skip"}, http.StatusUnprocessableEntity},
 			{"/runs/1/review/undo", []string{"decision", "999"}, http.StatusNotFound},
