@@ -7,10 +7,15 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -24,6 +29,12 @@ import (
 type CrystalRunMeta struct {
 	Name   string
 	Source string
+	// Images are the run's image files keyed by the item image reference
+	// they stand for (crystal.Item.Image, trimmed): the files uploaded with
+	// the run, or read by `crystal score --db`. Saved in crystal_image
+	// (schema 0007) with their type (report.ImageType, which must accept
+	// them) and SHA-256; ignored under an older schema. May be nil.
+	Images map[string][]byte
 }
 
 // CrystalRunInfo is a saved CRYSTAL run's summary: its id (1, 2, … in save
@@ -40,6 +51,10 @@ type CrystalRunInfo struct {
 	Items      int
 	Models     int
 	Report     report.Summary
+	// Paged: the run's items and scores are kept one row each (schema 0007),
+	// so CrystalItems and CrystalItem read it page by page; false for runs
+	// saved under an older schema, which only CrystalTable reads whole.
+	Paged bool
 }
 
 // crystalInputs is the JSON of crystal_run.inputs.
@@ -49,34 +64,57 @@ type crystalInputs struct {
 }
 
 // SaveCrystalRun saves table t, scored from items and runs (the ones passed
-// to report.Score), in one transaction: the run row (meta, t's summary JSON,
-// t itself and the inputs) and one evidence row per model × item
-// (t.Evidence, models in table order, items in input order). It returns the
-// saved run's summary. ErrInvalid for a blank name; nothing is saved on any
-// error.
+// to report.Score), in one transaction: the run row (meta and t's summary
+// JSON) and one evidence row per model × item (t.Evidence, models in table
+// order, items in input order). Under schema 0007 it also saves one row per
+// item and per model × item (CrystalItems, CrystalItem) and meta.Images,
+// and keeps t without its per-item scores instead of the whole table and
+// inputs; under an older schema it keeps t and the inputs whole. It returns
+// the saved run's summary. ErrInvalid for a blank name or an image that
+// report.ImageType refuses; nothing is saved on any error.
 func (db *DB) SaveCrystalRun(ctx context.Context, meta CrystalRunMeta, items []crystal.Item, runs []report.Run, t report.Table) (CrystalRunInfo, error) {
 	if strings.TrimSpace(meta.Name) == "" {
 		return CrystalRunInfo{}, fmt.Errorf("%w: a CRYSTAL run needs a name", ErrInvalid)
+	}
+	paged, err := db.crystalPagesSchema(ctx)
+	if err != nil {
+		return CrystalRunInfo{}, err
 	}
 	sum := t.Summary()
 	rep, err := json.Marshal(sum)
 	if err != nil {
 		return CrystalRunInfo{}, fmt.Errorf("store: crystal run report: %w", err)
 	}
-	tab, err := json.Marshal(t)
+	kept, inputs := t, crystalInputs{Items: items, Runs: runs}
+	if paged {
+		kept.Rows = slices.Clone(t.Rows)
+		for k := range kept.Rows {
+			kept.Rows[k].Report.PerItem = nil
+		}
+	}
+	tab, err := json.Marshal(kept)
 	if err != nil {
 		return CrystalRunInfo{}, fmt.Errorf("store: crystal run table: %w", err)
 	}
-	in, err := json.Marshal(crystalInputs{Items: items, Runs: runs})
-	if err != nil {
-		return CrystalRunInfo{}, fmt.Errorf("store: crystal run inputs: %w", err)
+	in := ""
+	if !paged {
+		b, err := json.Marshal(inputs)
+		if err != nil {
+			return CrystalRunInfo{}, fmt.Errorf("store: crystal run inputs: %w", err)
+		}
+		in = string(b)
+	}
+	for ref, b := range meta.Images {
+		if ct, ok := report.ImageType(b); !ok {
+			return CrystalRunInfo{}, fmt.Errorf("%w: image %q reads as %s, not PNG, JPEG, GIF or WebP", ErrInvalid, ref, ct)
+		}
 	}
 	created := db.stamp()
 	var id int64
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO crystal_run (name, source, created_at, profile, similarity, items, models, report, tables, inputs)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, meta.Name, meta.Source, created, string(t.Profile), t.Similarity,
-			t.Items, len(t.Rows), string(rep), string(tab), string(in))
+			t.Items, len(t.Rows), string(rep), string(tab), in)
 		if err != nil {
 			return err
 		}
@@ -97,7 +135,13 @@ func (db *DB) SaveCrystalRun(ctx context.Context, meta CrystalRunMeta, items []c
 				return fmt.Errorf("model %s item %s: %w", e.Model, e.ID, err)
 			}
 		}
-		return nil
+		if !paged {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE crystal_run SET paged = 1 WHERE id = ?", id); err != nil {
+			return err
+		}
+		return saveCrystalPages(ctx, tx, id, meta.Images, items, runs, t)
 	})
 	if err != nil {
 		return CrystalRunInfo{}, fmt.Errorf("store: save crystal run: %w", err)
@@ -105,12 +149,128 @@ func (db *DB) SaveCrystalRun(ctx context.Context, meta CrystalRunMeta, items []c
 	return db.CrystalRun(ctx, id)
 }
 
+// Outcome bits of crystal_score.outcome (migration 0007).
+const (
+	crystalMissing     = 1
+	crystalCorrect     = 2
+	crystalUnparseable = 4
+	crystalUnmatched   = 8
+)
+
+// saveCrystalPages writes run id's crystal_item, crystal_score and
+// crystal_image rows.
+func saveCrystalPages(ctx context.Context, tx *sql.Tx, id int64, images map[string][]byte, items []crystal.Item, runs []report.Run, t report.Table) error {
+	ist, err := tx.PrepareContext(ctx, "INSERT INTO crystal_item (run_id, pos, item_id, search, item) VALUES (?, ?, ?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	defer ist.Close()
+	for pos, it := range items {
+		b, err := json.Marshal(it)
+		if err != nil {
+			return err
+		}
+		if _, err := ist.ExecContext(ctx, id, pos, it.ID, crystalSearchText(it), string(b)); err != nil {
+			return fmt.Errorf("item %s: %w", it.ID, err)
+		}
+	}
+	replies := make(map[string]map[string]crystal.Reply, len(runs))
+	for _, r := range runs {
+		replies[r.Model] = r.Replies
+	}
+	sst, err := tx.PrepareContext(ctx, "INSERT INTO crystal_score (run_id, pos, model_pos, outcome, f1, rule, score, reply) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	defer sst.Close()
+	for k, row := range t.Rows {
+		if len(row.Report.PerItem) != len(items) {
+			return fmt.Errorf("model %s: %d item scores for %d items", row.Model, len(row.Report.PerItem), len(items))
+		}
+		for pos, sc := range row.Report.PerItem {
+			b, err := json.Marshal(sc)
+			if err != nil {
+				return err
+			}
+			rb := []byte("null")
+			if rep, ok := replies[row.Model][sc.ID]; ok && !sc.Missing {
+				if rb, err = json.Marshal(rep); err != nil {
+					return err
+				}
+			}
+			if _, err := sst.ExecContext(ctx, id, pos, k, crystalOutcome(sc), sc.Match.F1, string(sc.Verdict.Rule), string(b), string(rb)); err != nil {
+				return fmt.Errorf("model %s item %s: %w", row.Model, sc.ID, err)
+			}
+		}
+	}
+	refs := make([]string, 0, len(images))
+	for ref := range images {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	for _, ref := range refs {
+		b := images[ref]
+		ct, _ := report.ImageType(b)
+		sum := sha256.Sum256(b)
+		if _, err := tx.ExecContext(ctx, "INSERT INTO crystal_image (run_id, name, sha256, content_type, data) VALUES (?, ?, ?, ?, ?)",
+			id, ref, hex.EncodeToString(sum[:]), ct, b); err != nil {
+			return fmt.Errorf("image %q: %w", ref, err)
+		}
+	}
+	return nil
+}
+
+// crystalSearchText is what the screen's q filter searches in an item:
+// id, question and gold answer, lower-cased (as the in-memory index does).
+func crystalSearchText(it crystal.Item) string {
+	return strings.ToLower(it.ID + "\n" + it.Question + "\n" + it.Answer)
+}
+
+func crystalOutcome(s crystal.ItemScore) int {
+	o := 0
+	if s.Missing {
+		o |= crystalMissing
+	}
+	if s.Verdict.Correct {
+		o |= crystalCorrect
+	}
+	if s.Unparseable {
+		o |= crystalUnparseable
+	}
+	if !s.Missing && (len(s.Match.UnmatchedPred) > 0 || len(s.Match.UnmatchedRef) > 0) {
+		o |= crystalUnmatched
+	}
+	return o
+}
+
+// crystalPagesSchema reports whether the store has migration 0007's tables.
+func (db *DB) crystalPagesSchema(ctx context.Context) (bool, error) {
+	var n int
+	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'crystal_item'").Scan(&n); err != nil {
+		return false, fmt.Errorf("store: crystal schema: %w", err)
+	}
+	return n == 1, nil
+}
+
 const crystalRunColumns = "id, name, source, created_at, profile, similarity, items, models, report"
+
+// crystalRunSelect is the SELECT of crystal_run's summary columns, with
+// paged read as 0 under a schema before 0007.
+func (db *DB) crystalRunSelect(ctx context.Context) (string, error) {
+	paged, err := db.crystalPagesSchema(ctx)
+	if err != nil {
+		return "", err
+	}
+	if paged {
+		return "SELECT " + crystalRunColumns + ", paged FROM crystal_run", nil
+	}
+	return "SELECT " + crystalRunColumns + ", 0 FROM crystal_run", nil
+}
 
 func scanCrystalRun(s scanner) (CrystalRunInfo, error) {
 	var r CrystalRunInfo
 	var created, rep, profile string
-	if err := s.Scan(&r.ID, &r.Name, &r.Source, &created, &profile, &r.Similarity, &r.Items, &r.Models, &rep); err != nil {
+	if err := s.Scan(&r.ID, &r.Name, &r.Source, &created, &profile, &r.Similarity, &r.Items, &r.Models, &rep, &r.Paged); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return r, err
 		}
@@ -129,7 +289,11 @@ func scanCrystalRun(s scanner) (CrystalRunInfo, error) {
 
 // CrystalRuns lists the saved CRYSTAL runs, newest first.
 func (db *DB) CrystalRuns(ctx context.Context) ([]CrystalRunInfo, error) {
-	rows, err := db.sql.QueryContext(ctx, "SELECT "+crystalRunColumns+" FROM crystal_run ORDER BY id DESC")
+	q, err := db.crystalRunSelect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.sql.QueryContext(ctx, q+" ORDER BY id DESC")
 	if err != nil {
 		return nil, fmt.Errorf("store: crystal runs: %w", err)
 	}
@@ -147,7 +311,11 @@ func (db *DB) CrystalRuns(ctx context.Context) ([]CrystalRunInfo, error) {
 
 // CrystalRun returns one saved CRYSTAL run's summary, or ErrNotFound.
 func (db *DB) CrystalRun(ctx context.Context, id int64) (CrystalRunInfo, error) {
-	r, err := scanCrystalRun(db.sql.QueryRowContext(ctx, "SELECT "+crystalRunColumns+" FROM crystal_run WHERE id = ?", id))
+	q, err := db.crystalRunSelect(ctx)
+	if err != nil {
+		return CrystalRunInfo{}, err
+	}
+	r, err := scanCrystalRun(db.sql.QueryRowContext(ctx, q+" WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return CrystalRunInfo{}, fmt.Errorf("%w: crystal run %d", ErrNotFound, id)
 	}
@@ -196,23 +364,374 @@ func (db *DB) CrystalEvidence(ctx context.Context, id int64, limit, offset int) 
 
 // CrystalTable returns what run id was scored from and the full table
 // (every model's per-item scores), as saved: enough to show the run again
-// without rescoring. ErrNotFound when the run does not exist.
+// without rescoring. A paged run (schema 0007) is rebuilt from its item and
+// score rows; prefer CrystalItems and CrystalItem, which read one page.
+// ErrNotFound when the run does not exist.
 func (db *DB) CrystalTable(ctx context.Context, id int64) ([]crystal.Item, []report.Run, report.Table, error) {
-	var tab, in string
-	err := db.sql.QueryRowContext(ctx, "SELECT tables, inputs FROM crystal_run WHERE id = ?", id).Scan(&tab, &in)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, report.Table{}, fmt.Errorf("%w: crystal run %d", ErrNotFound, id)
-	}
+	info, err := db.CrystalRun(ctx, id)
 	if err != nil {
+		return nil, nil, report.Table{}, err
+	}
+	var tab, in string
+	if err := db.sql.QueryRowContext(ctx, "SELECT tables, inputs FROM crystal_run WHERE id = ?", id).Scan(&tab, &in); err != nil {
 		return nil, nil, report.Table{}, fmt.Errorf("store: crystal run %d: %w", id, err)
 	}
 	var t report.Table
 	if err := json.Unmarshal([]byte(tab), &t); err != nil {
 		return nil, nil, report.Table{}, fmt.Errorf("store: crystal run %d table: %w", id, err)
 	}
-	var ci crystalInputs
-	if err := json.Unmarshal([]byte(in), &ci); err != nil {
-		return nil, nil, report.Table{}, fmt.Errorf("store: crystal run %d inputs: %w", id, err)
+	if !info.Paged {
+		var ci crystalInputs
+		if err := json.Unmarshal([]byte(in), &ci); err != nil {
+			return nil, nil, report.Table{}, fmt.Errorf("store: crystal run %d inputs: %w", id, err)
+		}
+		return ci.Items, ci.Runs, t, nil
 	}
-	return ci.Items, ci.Runs, t, nil
+	items, err := db.crystalItemRows(ctx, id, "", 0, math.MaxInt)
+	if err != nil {
+		return nil, nil, report.Table{}, err
+	}
+	runs := make([]report.Run, len(t.Rows))
+	for k := range t.Rows {
+		runs[k] = report.Run{Model: t.Rows[k].Model, Replies: map[string]crystal.Reply{}}
+		t.Rows[k].Report.PerItem = make([]crystal.ItemScore, len(items))
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT pos, model_pos, score, reply FROM crystal_score WHERE run_id = ? ORDER BY pos, model_pos", id)
+	if err != nil {
+		return nil, nil, report.Table{}, fmt.Errorf("store: crystal run %d scores: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		pos, k, sc, rep, err := scanCrystalScore(rows, id, len(items), len(t.Rows))
+		if err != nil {
+			return nil, nil, report.Table{}, err
+		}
+		t.Rows[k].Report.PerItem[pos] = sc
+		if rep != nil {
+			runs[k].Replies[sc.ID] = *rep
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, report.Table{}, fmt.Errorf("store: crystal run %d scores: %w", id, err)
+	}
+	out := make([]crystal.Item, len(items))
+	for k, r := range items {
+		out[k] = r.Item
+	}
+	return out, runs, t, nil
+}
+
+// scanCrystalScore reads one crystal_score row (pos, model_pos, score,
+// reply), checking the positions against the run's sizes; the reply is
+// nil for a missing prediction.
+func scanCrystalScore(s scanner, id int64, items, models int) (int, int, crystal.ItemScore, *crystal.Reply, error) {
+	var pos, k int
+	var sb, rb string
+	var sc crystal.ItemScore
+	if err := s.Scan(&pos, &k, &sb, &rb); err != nil {
+		return 0, 0, sc, nil, fmt.Errorf("store: crystal run %d scores: %w", id, err)
+	}
+	if pos < 0 || pos >= items || k < 0 || k >= models {
+		return 0, 0, sc, nil, fmt.Errorf("store: crystal run %d: score row item %d model %d outside %d items × %d models", id, pos, k, items, models)
+	}
+	if err := json.Unmarshal([]byte(sb), &sc); err != nil {
+		return 0, 0, sc, nil, fmt.Errorf("store: crystal run %d item %d model %d score: %w", id, pos, k, err)
+	}
+	var rep *crystal.Reply
+	if err := json.Unmarshal([]byte(rb), &rep); err != nil {
+		return 0, 0, sc, nil, fmt.Errorf("store: crystal run %d item %d model %d reply: %w", id, pos, k, err)
+	}
+	return pos, k, sc, rep, nil
+}
+
+// CrystalItemQuery selects one page of a paged run's items (the screen's
+// index, issue 16 item 3). Model is a model's position in the table (-1:
+// any model); Outcome one of "", "correct", "wrong", "missing",
+// "unparseable", "unmatched" (an item matches when one of the chosen
+// models' cells has it; "wrong" is answered but not correct, "unmatched"
+// answered with some step unmatched); Q a text the item's id, question or
+// gold answer contains (case-insensitive, as strings.ToLower folds).
+// After and Before are keyset cursors (item positions, -1 when unset):
+// the page holds the first Limit matching items after After, or the last
+// Limit before Before; neither set: the first page.
+type CrystalItemQuery struct {
+	Model         int
+	Outcome       string
+	Q             string
+	After, Before int
+	Limit         int
+}
+
+// CrystalItemRow is one item of a page: its position in the run's items,
+// the item, and one cell per model in table order.
+type CrystalItemRow struct {
+	Pos   int
+	Item  crystal.Item
+	Cells []CrystalCell
+}
+
+// CrystalCell is one model's outcome on an item, as the index shows it:
+// the outcome flags, Match F1 and the judge's rule.
+type CrystalCell struct {
+	Missing, Correct, Unparseable, Unmatched bool
+	F1                                       float64
+	Rule                                     crystal.Rule
+}
+
+// CrystalItemsPage is one page of CrystalItems: Rows in item order,
+// Matching the number of items the filter matches in all, Before how many
+// of them come before Rows[0] (so the page number is Before/Limit + 1),
+// and whether matching items exist past the page's ends.
+type CrystalItemsPage struct {
+	Rows             []CrystalItemRow
+	Matching, Before int
+	HasPrev, HasNext bool
+}
+
+// crystalOutcomeSQL is the condition on crystal_score.outcome for each
+// filter value.
+var crystalOutcomeSQL = map[string]string{
+	"correct":     "s.outcome & 2 != 0",
+	"wrong":       "s.outcome & 3 = 0",
+	"missing":     "s.outcome & 1 != 0",
+	"unparseable": "s.outcome & 4 != 0",
+	"unmatched":   "s.outcome & 8 != 0",
+}
+
+// CrystalItems returns one page of paged run id's items (see
+// CrystalItemQuery), read with a keyset query on the item position.
+// ErrNotFound when the run does not exist; ErrInvalid for a run saved
+// before schema 0007 (not paged: read it with CrystalTable), a Limit < 1, an
+// unknown Outcome or a Model outside the table.
+func (db *DB) CrystalItems(ctx context.Context, id int64, q CrystalItemQuery) (CrystalItemsPage, error) {
+	info, err := db.CrystalRun(ctx, id)
+	if err != nil {
+		return CrystalItemsPage{}, err
+	}
+	if !info.Paged {
+		return CrystalItemsPage{}, fmt.Errorf("%w: crystal run %d was saved before its items were kept page by page", ErrInvalid, id)
+	}
+	cond, ok := crystalOutcomeSQL[q.Outcome]
+	if q.Limit < 1 || (!ok && q.Outcome != "") || q.Model < -1 || q.Model >= info.Models {
+		return CrystalItemsPage{}, fmt.Errorf("%w: crystal items page limit %d outcome %q model %d", ErrInvalid, q.Limit, q.Outcome, q.Model)
+	}
+	where := "i.run_id = ?"
+	args := []any{id}
+	if q.Q != "" {
+		where += " AND instr(i.search, ?) > 0"
+		args = append(args, strings.ToLower(q.Q))
+	}
+	if q.Outcome != "" {
+		sub := "EXISTS (SELECT 1 FROM crystal_score s WHERE s.run_id = i.run_id AND s.pos = i.pos AND " + cond
+		if q.Model >= 0 {
+			sub += " AND s.model_pos = ?"
+			args = append(args, q.Model)
+		}
+		where += " AND " + sub + ")"
+	}
+	count := func(extra string, xargs ...any) (int, error) {
+		var n int
+		err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM crystal_item i WHERE "+where+extra, append(slices.Clone(args), xargs...)...).Scan(&n)
+		if err != nil {
+			return 0, fmt.Errorf("store: crystal run %d items: %w", id, err)
+		}
+		return n, nil
+	}
+	var p CrystalItemsPage
+	if p.Matching, err = count(""); err != nil {
+		return p, err
+	}
+	page := "SELECT i.pos, i.item FROM crystal_item i WHERE " + where
+	pargs := slices.Clone(args)
+	backward := q.Before >= 0 && q.After < 0
+	switch {
+	case backward:
+		page += " AND i.pos < ? ORDER BY i.pos DESC LIMIT ?"
+		pargs = append(pargs, q.Before, q.Limit+1)
+	case q.After >= 0:
+		page += " AND i.pos > ? ORDER BY i.pos LIMIT ?"
+		pargs = append(pargs, q.After, q.Limit+1)
+	default:
+		page += " ORDER BY i.pos LIMIT ?"
+		pargs = append(pargs, q.Limit+1)
+	}
+	rows, err := db.sql.QueryContext(ctx, page, pargs...)
+	if err != nil {
+		return p, fmt.Errorf("store: crystal run %d items: %w", id, err)
+	}
+	for rows.Next() {
+		var r CrystalItemRow
+		var b string
+		if err := rows.Scan(&r.Pos, &b); err != nil {
+			rows.Close()
+			return p, fmt.Errorf("store: crystal run %d items: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(b), &r.Item); err != nil {
+			rows.Close()
+			return p, fmt.Errorf("store: crystal run %d item %d: %w", id, r.Pos, err)
+		}
+		p.Rows = append(p.Rows, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return p, fmt.Errorf("store: crystal run %d items: %w", id, err)
+	}
+	more := len(p.Rows) > q.Limit
+	if more {
+		p.Rows = p.Rows[:q.Limit]
+	}
+	if backward {
+		slices.Reverse(p.Rows)
+		p.HasPrev, p.HasNext = more, true
+	} else {
+		p.HasPrev, p.HasNext = q.After >= 0 && len(p.Rows) > 0, more
+	}
+	if len(p.Rows) == 0 {
+		return p, nil
+	}
+	if p.Before, err = count(" AND i.pos < ?", p.Rows[0].Pos); err != nil {
+		return p, err
+	}
+	p.HasPrev = p.Before > 0
+	if err := db.crystalCells(ctx, id, info.Models, p.Rows); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// crystalCells fills the cells of rows (ascending positions) from
+// crystal_score.
+func (db *DB) crystalCells(ctx context.Context, id int64, models int, rows []CrystalItemRow) error {
+	at := make(map[int]int, len(rows))
+	for k := range rows {
+		at[rows[k].Pos] = k
+		rows[k].Cells = make([]CrystalCell, models)
+	}
+	rs, err := db.sql.QueryContext(ctx, "SELECT pos, model_pos, outcome, f1, rule FROM crystal_score WHERE run_id = ? AND pos BETWEEN ? AND ?",
+		id, rows[0].Pos, rows[len(rows)-1].Pos)
+	if err != nil {
+		return fmt.Errorf("store: crystal run %d cells: %w", id, err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var pos, k, o int
+		var c CrystalCell
+		var rule string
+		if err := rs.Scan(&pos, &k, &o, &c.F1, &rule); err != nil {
+			return fmt.Errorf("store: crystal run %d cells: %w", id, err)
+		}
+		r, ok := at[pos]
+		if !ok || k < 0 || k >= models {
+			continue
+		}
+		c.Missing, c.Correct, c.Unparseable, c.Unmatched = o&crystalMissing != 0, o&crystalCorrect != 0, o&crystalUnparseable != 0, o&crystalUnmatched != 0
+		c.Rule = crystal.Rule(rule)
+		rows[r].Cells[k] = c
+	}
+	return rs.Err()
+}
+
+// crystalItemRows reads run id's items from position from on, at most
+// limit, or the one with itemID when itemID is not "".
+func (db *DB) crystalItemRows(ctx context.Context, id int64, itemID string, from, limit int) ([]CrystalItemRow, error) {
+	q, args := "SELECT pos, item FROM crystal_item WHERE run_id = ? AND pos >= ? ORDER BY pos LIMIT ?", []any{id, from, limit}
+	if itemID != "" {
+		q, args = "SELECT pos, item FROM crystal_item WHERE run_id = ? AND item_id = ?", []any{id, itemID}
+	}
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: crystal run %d items: %w", id, err)
+	}
+	defer rows.Close()
+	var out []CrystalItemRow
+	for rows.Next() {
+		var r CrystalItemRow
+		var b string
+		if err := rows.Scan(&r.Pos, &b); err != nil {
+			return nil, fmt.Errorf("store: crystal run %d items: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(b), &r.Item); err != nil {
+			return nil, fmt.Errorf("store: crystal run %d item %d: %w", id, r.Pos, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// CrystalItemDetail is one item of a paged run with every model's score
+// and reply (table order): what the screen's item page shows. Replies[k]
+// is nil when model k has no prediction. PrevID and NextID are the
+// neighbouring items' ids ("" at the ends).
+type CrystalItemDetail struct {
+	Pos            int
+	Item           crystal.Item
+	PrevID, NextID string
+	Scores         []crystal.ItemScore
+	Replies        []*crystal.Reply
+}
+
+// CrystalItem reads one item of paged run id by its id: the item row, its
+// models' score rows and its neighbours' ids. ErrNotFound when the run or
+// the item does not exist; ErrInvalid for a run that is not paged.
+func (db *DB) CrystalItem(ctx context.Context, id int64, itemID string) (CrystalItemDetail, error) {
+	info, err := db.CrystalRun(ctx, id)
+	if err != nil {
+		return CrystalItemDetail{}, err
+	}
+	if !info.Paged {
+		return CrystalItemDetail{}, fmt.Errorf("%w: crystal run %d was saved before its items were kept page by page", ErrInvalid, id)
+	}
+	rows, err := db.crystalItemRows(ctx, id, itemID, 0, 1)
+	if err != nil {
+		return CrystalItemDetail{}, err
+	}
+	if len(rows) == 0 {
+		return CrystalItemDetail{}, fmt.Errorf("%w: crystal run %d item %q", ErrNotFound, id, itemID)
+	}
+	d := CrystalItemDetail{Pos: rows[0].Pos, Item: rows[0].Item, Scores: make([]crystal.ItemScore, info.Models), Replies: make([]*crystal.Reply, info.Models)}
+	for _, nb := range []struct {
+		pos int
+		out *string
+	}{{d.Pos - 1, &d.PrevID}, {d.Pos + 1, &d.NextID}} {
+		err := db.sql.QueryRowContext(ctx, "SELECT item_id FROM crystal_item WHERE run_id = ? AND pos = ?", id, nb.pos).Scan(nb.out)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return CrystalItemDetail{}, fmt.Errorf("store: crystal run %d items: %w", id, err)
+		}
+	}
+	rs, err := db.sql.QueryContext(ctx, "SELECT pos, model_pos, score, reply FROM crystal_score WHERE run_id = ? AND pos = ?", id, d.Pos)
+	if err != nil {
+		return CrystalItemDetail{}, fmt.Errorf("store: crystal run %d scores: %w", id, err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		_, k, sc, rep, err := scanCrystalScore(rs, id, info.Items, info.Models)
+		if err != nil {
+			return CrystalItemDetail{}, err
+		}
+		d.Scores[k], d.Replies[k] = sc, rep
+	}
+	return d, rs.Err()
+}
+
+// CrystalImage returns the image saved with run id for an item image
+// reference (CrystalRunMeta.Images) and its type. ErrNotFound when there is
+// none (or the schema predates 0007).
+func (db *DB) CrystalImage(ctx context.Context, id int64, ref string) ([]byte, string, error) {
+	paged, err := db.crystalPagesSchema(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if !paged {
+		return nil, "", fmt.Errorf("%w: crystal run %d image %q", ErrNotFound, id, ref)
+	}
+	var b []byte
+	var ct string
+	err = db.sql.QueryRowContext(ctx, "SELECT data, content_type FROM crystal_image WHERE run_id = ? AND name = ?", id, strings.TrimSpace(ref)).Scan(&b, &ct)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", fmt.Errorf("%w: crystal run %d image %q", ErrNotFound, id, ref)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("store: crystal run %d image: %w", id, err)
+	}
+	return b, ct, nil
 }
