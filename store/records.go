@@ -61,6 +61,10 @@ func (f Filter) whereWith(runID int64, indexed bool) (string, []any) {
 	}
 	if f.Text != "" {
 		q := normalizeQuery(f.Text)
+		if strings.ContainsRune(q, 0) { // SQLite cuts text at NUL: such a query would match all
+			clauses = append(clauses, "0")
+			return " WHERE " + strings.Join(clauses, " AND "), args
+		}
 		if m, ok := ftsQuery(q); ok && indexed {
 			clauses = append(clauses, "rowid IN (SELECT rowid FROM verdict_fts WHERE verdict_fts MATCH ?)")
 			args = append(args, m)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 	"modernc.org/sqlite"
@@ -42,8 +43,12 @@ func init() {
 	})
 }
 
-// normalizeText is s in NFC (s itself when it already is).
+// normalizeText is s in NFC (s itself when it already is), bytes that are
+// not UTF-8 replaced by U+FFFD.
 func normalizeText(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	if norm.NFC.IsNormalString(s) {
 		return s
 	}

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -222,6 +223,28 @@ type ReportOptions struct {
 	// order; 0 means ReportCap. The report says how many matched and how to
 	// get the rest (the JSON Lines export, or a narrower filter).
 	Cap int
+}
+
+// ReportFilter parses the run screen's query string ("verdict=…&character=…";
+// keys character, model, session, verdict, q, turn) into the filter of a
+// report (evident report --filter). An unknown key, a verdict that is not
+// one of the five or a query that does not parse is an error naming it.
+func ReportFilter(query string) (store.Filter, error) {
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return store.Filter{}, fmt.Errorf("--filter %q: %w", query, err)
+	}
+	for k := range q {
+		switch k {
+		case "character", "model", "session", "verdict", "q", "turn":
+		default:
+			return store.Filter{}, fmt.Errorf("--filter %q: unknown key %q (character, model, session, verdict, q, turn)", query, k)
+		}
+	}
+	if v := q.Get("verdict"); v != "" && !persona.Verdict(v).Valid() {
+		return store.Filter{}, fmt.Errorf("--filter %q: verdict %q is not one of the five", query, v)
+	}
+	return parseFilter("", q).store(), nil
 }
 
 // reportCap is what the report says about its cap.

@@ -253,6 +253,8 @@ func reportCommand() *cli.Command {
 			dbFlag(),
 			&cli.Int64Flag{Name: "run", Usage: "run id (default: the latest run)"},
 			&cli.StringFlag{Name: "html", Usage: "output file", Required: true},
+			&cli.StringFlag{Name: "filter", Usage: "only turns matching the screen's query string, e.g. 'verdict=말투 어긋남&character=CHR-0100' (keys character, model, session, verdict, q)"},
+			&cli.IntFlag{Name: "cap", Value: web.ReportCap, Usage: "write at most this many turns (the first of the filter, in run order); the file says how many matched"},
 		},
 		Action: runReport,
 	}
@@ -267,7 +269,13 @@ func runReport(ctx context.Context, cmd *cli.Command) error {
 	// Replaced atomically when written; a link is followed, a
 	// device written in place (outputs).
 	path := cmd.String("html")
-	if err := writeOutput("--html", path, func(w *bufio.Writer) error { return web.WriteReport(ctx, db, run.ID, w) }); err != nil {
+	if err := writeOutput("--html", path, func(w *bufio.Writer) error {
+		f, err := web.ReportFilter(cmd.String("filter"))
+		if err != nil {
+			return err
+		}
+		return web.WriteReportWith(ctx, db, run.ID, w, web.ReportOptions{Filter: f, Cap: int(cmd.Int("cap"))})
+	}); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s (run #%d, %d turns)\n", path, run.ID, run.Tally.Judged)
