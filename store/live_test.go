@@ -5,34 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"evident/persona"
 	"evident/persona/live"
 )
-
-// liveSchema applies migration 0006 to db when this build does not embed it
-// yet (it waits for 0004 and 0005, numbered for other work); a no-op once
-// migrations/0006_live.sql is embedded.
-func liveSchema(t testing.TB, db *DB) {
-	t.Helper()
-	var n int
-	if err := db.sql.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'live_session'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n > 0 {
-		return
-	}
-	b, err := os.ReadFile("migrations/0006_live.sql.pending")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.sql.Exec(string(b)); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func liveJudge(t testing.TB) *persona.Judge {
 	t.Helper()
@@ -109,7 +87,6 @@ func TestLiveStateSurvivesTwoCallsAndARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveSchema(t, db)
 	ds := liveDataset(t, db)
 	j := liveJudge(t)
 	res, run := judgeLive(t, db, ds, j, liveTurn("T1", "도윤", false, "가족은?", "동생 도윤이 있어."))
@@ -143,7 +120,6 @@ func TestLiveStateSurvivesTwoCallsAndARestart(t *testing.T) {
 // its row, and the whole call is stored or not at all.
 func TestLiveResendsAreIdempotentAndADifferentRowConflicts(t *testing.T) {
 	db := openMem(t)
-	liveSchema(t, db)
 	ds := liveDataset(t, db)
 	j := liveJudge(t)
 	first := liveTurn("T1", "도윤", false, "가족은?", "동생 도윤이 있어.")
@@ -203,7 +179,6 @@ func TestLiveResendsAreIdempotentAndADifferentRowConflicts(t *testing.T) {
 // stores nothing; a fatal error (an unknown dataset) stores nothing either.
 func TestLiveRejectsAndFailuresLeaveNothingBehind(t *testing.T) {
 	db := openMem(t)
-	liveSchema(t, db)
 	ds := liveDataset(t, db)
 	j := liveJudge(t)
 	bad := liveTurn("X", "도윤", false, "?", "도윤.")
