@@ -55,7 +55,7 @@ var (
 // (located.Error; issue 12 item 6): File is the name given to Read ("" for
 // PNG's input); Field is where in the file (`tEXt chunk "ccv3"`, `zip entry
 // "card.json"`, "" for the whole file); Err is the kind — ErrFormat,
-// ErrNoCard, ErrV1, ErrNotSpec or ErrMalformed, so errors.Is(err, ErrV1)
+// ErrNoCard, ErrNotSpec or ErrMalformed, so errors.Is(err, ErrNotSpec)
 // works; Reason is the kind's text and what exactly, with a byte offset,
 // line and column where there is one. The text is "file: part: kind:
 // detail", leaving out empty pieces; Line and Column stay 0 (the position is
