@@ -54,6 +54,9 @@ type Options struct {
 	// workspace, or a folder whose subfolders are workspaces; "" serves the
 	// view without runs.
 	ARC string
+	// APIToken, when set, is a second token the live API (/api/, api.go)
+	// accepts as "Authorization: Bearer"; the screen's Token is accepted too.
+	APIToken string
 }
 
 // Server is the screen. It is an http.Handler; create it with New.
@@ -105,7 +108,7 @@ func New(db *store.DB, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, opt: o, key: key, pages: pages, css: string(css), cache: map[int64]*runData{},
+	s := &Server{db: db, opt: o, key: key, pages: pages, css: inlineFonts(string(css)), cache: map[int64]*runData{},
 		crystal: &crystalRuns{runs: demoRuns}, auth: newSessions(o.Now, o.SessionIdle, o.SessionMaxAge)}
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
@@ -113,12 +116,14 @@ func New(db *store.DB, o Options) (*Server, error) {
 	}
 	m := http.NewServeMux()
 	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(sub)))
+	m.Handle("GET /static/fonts/", fontHandler(sub))
 	m.HandleFunc("GET /{$}", s.home)
 	m.HandleFunc("GET /runs", s.runsPage)
 	m.HandleFunc("GET /runs/{id}", s.runPage)
 	m.HandleFunc("GET /runs/{id}/disagree", s.disagreePage)
 	m.HandleFunc("GET /runs/{id}/report.html", s.reportDownload)
 	m.HandleFunc("GET /runs/{id}/records.jsonl", s.recordsExport)
+	m.HandleFunc("GET /runs/{id}/records.csv", s.recordsCSV)
 	m.HandleFunc("GET /runs/{id}/review", s.reviewIndex)
 	for _, q := range queuePages {
 		m.HandleFunc("GET /runs/{id}/review/"+q.Slug, s.reviewPage(q.Slug))
@@ -141,6 +146,8 @@ func New(db *store.DB, o Options) (*Server, error) {
 	m.HandleFunc("GET /crystal/{run}/items.jsonl", s.crystalDownload("items"))
 	m.HandleFunc("GET /crystal/{run}/items/{id}", s.crystalItem)
 	m.HandleFunc("GET /crystal/{run}/items/{id}/image", s.crystalImage)
+	m.HandleFunc("POST /api/v1/turns", s.apiTurns)
+	m.HandleFunc("GET /api/v1/turns/{turn_id}", s.apiTurn)
 	m.HandleFunc("GET /login", s.loginForm)
 	m.HandleFunc("POST /login", s.login)
 	m.HandleFunc("POST /logout", s.logout)
@@ -186,12 +193,15 @@ const sidKey ctxKey = 0
 // ServeHTTP applies the safety layers (package doc, "Safety") and routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; "+
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; "+
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
 
+	if s.serveAPI(w, r) { // the live API: bearer tokens, no sessions (api.go)
+		return
+	}
 	if s.opt.Token == "" && !loopbackHost(r.Host) {
 		s.fail(w, r, http.StatusForbidden, "이 주소로는 열 수 없습니다",
 			"토큰 없이 띄운 서버는 127.0.0.1·localhost·[::1] 주소로만 답합니다. 다른 주소에서 쓰려면 --token 을 주고 다시 띄우세요.")

@@ -1,0 +1,372 @@
+package web
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"evident/persona"
+	"evident/persona/ingest"
+	"evident/persona/live"
+	"evident/persona/speech"
+	"evident/runstore"
+	"evident/store"
+)
+
+// The live judging API (issue 17; README "Live API"):
+//
+//	POST /api/v1/turns[?dataset=N&profile=seed|extended]
+//	GET  /api/v1/turns/{turn_id}
+//
+// POST takes chat_turn rows (the columns of the chat_turn table, decoded by
+// persona/ingest exactly as a JSON Lines file is): one JSON object, a JSON
+// array of objects, or JSON Lines with Content-Type application/x-ndjson.
+// It answers with the verdict records (persona/schema.json) in the same
+// shape: one object, a JSON array, or JSON Lines. Each turn is judged in
+// arrival order against its session's live state (persona/live), stored in
+// the store (store/live.go), so recall works across requests and restarts.
+// Cards and lexicon are those of dataset N, or of the latest dataset.
+//
+// Errors are JSON objects {"error": text} with, for a row, "row" (1-based
+// position in the request) and, for JSON Lines, "line": 400 a row that does
+// not decode (or a body that is not JSON), 401 a missing or wrong token, 403
+// a cross-site request, 404 no such dataset or turn, 409 a turn_id already
+// judged with a different row, 413 a body over the limit, 415 another
+// content type, 422 a turn whose character_id has no card. A request is
+// judged whole or not at all: on any error nothing of it is stored.
+//
+// Decisions where the spec is silent:
+//   - Auth: with Options.Token or Options.APIToken set, a request must carry
+//     "Authorization: Bearer T" with either; with neither, the API answers on
+//     loopback only, as the screen does. The screen's login cookie does not
+//     open the API (no cookie, no CSRF to check).
+//   - Only application/json and application/x-ndjson bodies are read: a
+//     browser cannot send either cross-site without a preflight, which this
+//     server never answers.
+//   - The body limit is Options.MaxUpload; the profile is per request (the
+//     dataset's live run records the profile it was created with).
+//   - A re-send (same turn_id, same row) answers the stored record, status
+//     200, with header Evident-Repeat: N (the number of re-sent rows).
+
+// maxAPIRows caps the rows of one request, whatever their size.
+const maxAPIRows = 100_000
+
+// apiError is the JSON error body.
+type apiError struct {
+	Error string `json:"error"`
+	Row   int    `json:"row,omitempty"`
+	Line  int    `json:"line,omitempty"`
+}
+
+func apiFail(w http.ResponseWriter, status int, e apiError) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(e)
+}
+
+// serveAPI is the API's safety layer (token, cross-site), in place of the
+// screen's sessions and CSRF; it reports whether it answered r.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) bool {
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		return false
+	}
+	tokens := []string{s.opt.Token, s.opt.APIToken}
+	if s.opt.Token == "" && s.opt.APIToken == "" {
+		if !loopbackHost(r.Host) {
+			apiFail(w, http.StatusForbidden, apiError{Error: "a server started without a token answers on loopback addresses only"})
+			return true
+		}
+	} else if !bearerOK(r.Header.Get("Authorization"), tokens) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="evident"`)
+		apiFail(w, http.StatusUnauthorized, apiError{Error: "missing or wrong token: send Authorization: Bearer TOKEN"})
+		return true
+	}
+	if r.Method == http.MethodPost && crossSite(r) {
+		apiFail(w, http.StatusForbidden, apiError{Error: "cross-site request"})
+		return true
+	}
+	s.mux.ServeHTTP(w, r)
+	return true
+}
+
+// bearerOK reports whether h is "Bearer T" with T one of the non-empty
+// tokens, compared in constant time.
+func bearerOK(h string, tokens []string) bool {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	tok = strings.TrimSpace(tok)
+	good := false
+	for _, t := range tokens {
+		if t != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(t)) == 1 {
+			good = true
+		}
+	}
+	return good
+}
+
+// apiTurn is GET /api/v1/turns/{turn_id}: the stored record of a live turn.
+func (s *Server) apiTurn(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.db.LiveRecord(r.Context(), r.PathValue("turn_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		apiFail(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no live turn %q", r.PathValue("turn_id"))})
+		return
+	}
+	if err != nil {
+		s.opt.Log.Printf("web: %s %s: %v", r.Method, r.URL.Path, err)
+		apiFail(w, http.StatusInternalServerError, apiError{Error: "the store failed: " + err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(append(rec, '\n'))
+}
+
+// apiShape is how a request sent its rows, and so how records go back.
+type apiShape int
+
+const (
+	shapeObject apiShape = iota
+	shapeArray
+	shapeLines
+)
+
+// apiTurns is POST /api/v1/turns.
+func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var shape apiShape
+	switch ct {
+	case "application/json":
+	case "application/x-ndjson", "application/jsonl", "application/json-lines":
+		shape = shapeLines
+	default:
+		apiFail(w, http.StatusUnsupportedMediaType, apiError{Error: fmt.Sprintf("content type %q: send application/json (an object or an array) or application/x-ndjson", ct)})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxUpload))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			apiFail(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("body larger than %d bytes", mb.Limit)})
+			return
+		}
+		apiFail(w, http.StatusBadRequest, apiError{Error: "read body: " + err.Error()})
+		return
+	}
+	if shape != shapeLines {
+		switch b := bytes.TrimLeft(body, " \t\r\n\ufeff"); {
+		case len(b) > 0 && b[0] == '[':
+			shape = shapeArray
+		case len(b) > 0 && b[0] == '{':
+		default:
+			apiFail(w, http.StatusBadRequest, apiError{Error: "the body is not a JSON object or array of chat_turn rows"})
+			return
+		}
+	}
+	turns, e := decodeAPITurns(body, shape)
+	if e != nil {
+		apiFail(w, http.StatusBadRequest, *e)
+		return
+	}
+	if len(turns) == 0 {
+		apiFail(w, http.StatusBadRequest, apiError{Error: "no chat_turn row in the body"})
+		return
+	}
+
+	ds, ok := s.apiDataset(w, r)
+	if !ok {
+		return
+	}
+	profile, err := speech.ByName(r.URL.Query().Get("profile"))
+	if err != nil {
+		apiFail(w, http.StatusBadRequest, apiError{Error: err.Error()})
+		return
+	}
+	j, err := s.apiJudge(r, ds, profile)
+	if err != nil {
+		s.opt.Log.Printf("web: %s %s: %v", r.Method, r.URL.Path, err)
+		apiFail(w, http.StatusInternalServerError, apiError{Error: "cannot build the judge of dataset " + strconv.FormatInt(ds, 10) + ": " + err.Error()})
+		return
+	}
+	lts := make([]store.LiveTurn, len(turns))
+	for i := range turns {
+		if _, ok := j.Card(turns[i].turn.CharacterID); !ok {
+			apiFail(w, http.StatusUnprocessableEntity, apiError{Error: fmt.Sprintf("unknown character_id %q: dataset %d has no card for it", turns[i].turn.CharacterID, ds),
+				Row: i + 1, Line: turns[i].line})
+			return
+		}
+		lts[i] = store.LiveTurn{Turn: &turns[i].turn, Digest: live.Digest(&turns[i].turn)}
+	}
+	meta := store.RunMeta{Profile: profile.Name, Endings: runstore.Endings(profile)}
+	res, _, err := s.db.JudgeLive(r.Context(), ds, meta, lts, func(i int, state []byte) (persona.Record, []byte, error) {
+		var st live.State
+		if state != nil {
+			if err := json.Unmarshal(state, &st); err != nil {
+				return persona.Record{}, nil, fmt.Errorf("stored session state: %w", err)
+			}
+		}
+		rec, _, err := live.Step(j, &st, lts[i].Turn)
+		if err != nil {
+			return rec, nil, err
+		}
+		b, err := json.Marshal(&st)
+		return rec, b, err
+	})
+	var re *store.LiveRowError
+	switch {
+	case errors.As(err, &re) && errors.Is(err, store.ErrLiveConflict):
+		apiFail(w, http.StatusConflict, apiError{Error: "turn_id " + strconv.Quote(turns[re.Row].turn.TurnID) + " was already judged with a different row",
+			Row: re.Row + 1, Line: turns[re.Row].line})
+		return
+	case errors.As(err, &re):
+		apiFail(w, http.StatusUnprocessableEntity, apiError{Error: re.Err.Error(), Row: re.Row + 1, Line: turns[re.Row].line})
+		return
+	case err != nil:
+		s.opt.Log.Printf("web: %s %s: %v", r.Method, r.URL.Path, err)
+		apiFail(w, http.StatusInternalServerError, apiError{Error: "the store failed: " + err.Error()})
+		return
+	}
+	repeats := 0
+	for _, x := range res {
+		if x.Repeat {
+			repeats++
+		}
+	}
+	if repeats > 0 {
+		w.Header().Set("Evident-Repeat", strconv.Itoa(repeats))
+	}
+	var out bytes.Buffer
+	switch shape {
+	case shapeObject:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		out.Write(res[0].Record)
+		out.WriteByte('\n')
+	case shapeArray:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		out.WriteByte('[')
+		for i, x := range res {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			out.Write(x.Record)
+		}
+		out.WriteString("]\n")
+	case shapeLines:
+		w.Header().Set("Content-Type", "application/x-ndjson; charset=utf-8")
+		for _, x := range res {
+			out.Write(x.Record)
+			out.WriteByte('\n')
+		}
+	}
+	w.Write(out.Bytes())
+}
+
+// apiRow is one decoded row of a request and its line in the body.
+type apiRow struct {
+	turn persona.Turn
+	line int
+}
+
+// decodeAPITurns decodes the rows of body; the error names the first row
+// that does not decode.
+func decodeAPITurns(body []byte, shape apiShape) ([]apiRow, *apiError) {
+	if shape == shapeObject {
+		t, err := ingest.DecodeTurn(ingest.Raw{Line: 1, JSON: bytes.TrimSpace(body)})
+		if err != nil {
+			return nil, &apiError{Error: err.Error(), Row: 1}
+		}
+		return []apiRow{{turn: t, line: 1}}, nil
+	}
+	f := ingest.JSONArray
+	if shape == shapeLines {
+		f = ingest.JSONL
+	}
+	rows, err := ingest.NewTable("request", f, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }).Open()
+	if err != nil {
+		return nil, &apiError{Error: err.Error()}
+	}
+	defer rows.Close()
+	var out []apiRow
+	var buf []ingest.Raw
+	for {
+		var rerr error
+		buf, rerr = rows.ReadRows(buf[:0], 512, 1<<20)
+		for _, raw := range buf {
+			row := len(out) + 1
+			if row > maxAPIRows {
+				return nil, &apiError{Error: fmt.Sprintf("more than %d rows in one request", maxAPIRows), Row: row}
+			}
+			e := &apiError{Row: row}
+			if shape == shapeLines {
+				e.Line = raw.Line
+			}
+			if raw.Err != nil {
+				e.Error = raw.Err.Error()
+				return nil, e
+			}
+			t, err := ingest.DecodeTurn(raw)
+			if err != nil {
+				e.Error = err.Error()
+				return nil, e
+			}
+			out = append(out, apiRow{turn: t, line: e.Line})
+		}
+		if rerr == io.EOF {
+			return out, nil
+		}
+		if rerr != nil {
+			return nil, &apiError{Error: rerr.Error(), Row: len(out) + 1}
+		}
+	}
+}
+
+// apiDataset returns the dataset a request names (?dataset=N) or the latest
+// one; it answers the request itself when there is none.
+func (s *Server) apiDataset(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	if q := r.URL.Query().Get("dataset"); q != "" {
+		id, err := strconv.ParseInt(q, 10, 64)
+		if err != nil || id <= 0 {
+			apiFail(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("dataset %q: want a positive integer", q)})
+			return 0, false
+		}
+		if _, err := s.db.Dataset(r.Context(), id); errors.Is(err, store.ErrNotFound) {
+			apiFail(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no dataset %d", id)})
+			return 0, false
+		} else if err != nil {
+			apiFail(w, http.StatusInternalServerError, apiError{Error: "the store failed: " + err.Error()})
+			return 0, false
+		}
+		return id, true
+	}
+	ds, err := s.db.Datasets(r.Context())
+	if err != nil {
+		apiFail(w, http.StatusInternalServerError, apiError{Error: "the store failed: " + err.Error()})
+		return 0, false
+	}
+	if len(ds) == 0 {
+		apiFail(w, http.StatusNotFound, apiError{Error: "the store holds no dataset: import cards and a lexicon first (evident import)"})
+		return 0, false
+	}
+	return ds[0].ID, true
+}
+
+// apiJudge builds the judge of dataset ds: its cards and lexicon as stored
+// now (so a card updated by the review queue is used at once).
+func (s *Server) apiJudge(r *http.Request, ds int64, profile *speech.Profile) (*persona.Judge, error) {
+	cards, err := s.db.Cards(r.Context(), ds)
+	if err != nil {
+		return nil, err
+	}
+	lex, err := s.db.Lexicon(r.Context(), ds)
+	if err != nil {
+		return nil, err
+	}
+	return persona.NewJudge(cards, lex, profile)
+}
