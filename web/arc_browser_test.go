@@ -1,9 +1,7 @@
 package web_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -15,33 +13,17 @@ import (
 // as a 512×512 picture drawn cell by cell, and the transcript page shows the
 // hostile prompt as text with no script run.
 func TestARCBrowser(t *testing.T) {
-	bin := chromium(t)
+	ctx := newBrowser(t, 1200, 900)
 	f := newARCFixture(t)
 	c := serveARC(t, f.dir, web.Options{})
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.Env("TMPDIR=" + t.TempDir()), chromedp.WindowSize(1200, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
-	defer cancelTimeout()
 
 	t.Run("every frame of an attempt loads as a 512×512 image, drawn pixelated", func(t *testing.T) {
-		if err := chromedp.Do(ctx, chromedp.Navigate(c.base+"/arc/lights-run/attempts/level_01_attempt_01"),
-			chromedp.WaitVisible(chromedp.CSS(`#step-1 img`))); err != nil {
-			t.Fatal(err)
-		}
+		open(ctx, t, c.base+"/arc/lights-run/attempts/level_01_attempt_01")
+		do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`#step-1 img`)))
 		// Lazy images below the fold load once scrolled to; wait on their
 		// state, not on time.
 		eval[bool](ctx, t, `document.querySelectorAll("img").forEach(i => i.loading = "eager"), true`)
-		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`[...document.images].every(i => i.complete)`)); err != nil {
-			t.Fatal(err)
-		}
+		waitFor(ctx, t, `[...document.images].every(i => i.complete)`)
 		n := eval[int](ctx, t, `document.images.length`)
 		sizes := eval[[]string](ctx, t, `[...document.images].filter(i => i.naturalWidth !== 512 || i.naturalHeight !== 512).map(i => i.src)`)
 		rendering := eval[string](ctx, t, `getComputedStyle(document.querySelector("#step-1 img")).imageRendering`)
@@ -50,10 +32,8 @@ func TestARCBrowser(t *testing.T) {
 		}
 	})
 	t.Run("the hostile prompt is text on the transcript page", func(t *testing.T) {
-		if err := chromedp.Do(ctx, chromedp.Navigate(c.base+"/arc/lights-run/transcript"),
-			chromedp.WaitVisible(chromedp.CSS(`#line-1`))); err != nil {
-			t.Fatal(err)
-		}
+		open(ctx, t, c.base+"/arc/lights-run/transcript")
+		do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`#line-1`)))
 		text := eval[string](ctx, t, `document.querySelector("#line-1 pre").innerText`)
 		injected := eval[int](ctx, t, `document.querySelectorAll("main script, main img[src=x]").length`)
 		if text != hostilePrompt || injected != 0 {
