@@ -42,6 +42,22 @@
 // cancelled context), the dataset stays without a run; the run list shows it
 // and it can be judged again (JudgeDataset).
 //
+// # The run's summary (issue 13)
+//
+// After each run it commits, JudgeDataset calls Summarize: the counts per
+// verdict, character and model (SQL GROUP BY), the ten checks (run once here
+// instead of on every view; at most MaxStoredFailures failures kept, all
+// counted), the per-model report and the models-disagree prompts per scope
+// (the whole run and each character), computed from each model's first
+// answer per prompt as the store streams them, so memory holds one prompt
+// and the model pairs, not the run. It stores them (store.PutRunSummary),
+// builds the run's search index (store.IndexRunText, in batches) and
+// refreshes the planner's statistics (store.Analyze). When that fails after
+// the run committed, JudgeDataset returns the error and the run stays; the
+// screen then counts it with SQL and says the summary is missing. Gold
+// agreement is not stored: labels change, and the screen joins them by
+// index at view time.
+//
 // # Decisions
 //
 //   - RunMeta.Endings records the speech profile as an --endings file would:

@@ -96,6 +96,9 @@ func Summarize(ctx context.Context, db *store.DB, run store.RunInfo) (store.RunS
 	if err := db.IndexRunText(ctx, run.ID); err != nil {
 		return store.RunSummary{}, err
 	}
+	if err := db.Analyze(ctx); err != nil {
+		return store.RunSummary{}, err
+	}
 	return db.StoredSummary(ctx, run.ID)
 }
 

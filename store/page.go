@@ -153,14 +153,20 @@ func (db *DB) SeqAt(ctx context.Context, runID int64, f Filter, offset int) (seq
 	return seq, true, nil
 }
 
-// PromptEntries returns the run's records for one prompt_id (of character,
-// when not ""), in run order, through the verdict_by_prompt index.
+// PromptEntries returns each model's first record (lowest seq) for one
+// prompt_id (among the records of character, when not ""), in run order:
+// the cells of one models-disagree prompt. The first seq per model is read
+// from the verdict_by_prompt index (run_id, prompt_id, model_id, seq), so a
+// prompt answered thousands of times costs one index range, not its
+// records.
 func (db *DB) PromptEntries(ctx context.Context, runID int64, promptID, character string) ([]Entry, error) {
-	q := "SELECT seq, record, summary_source, summary_rejected_by FROM verdict WHERE run_id = ? AND prompt_id = ?"
-	args := []any{runID, promptID}
+	sub := "SELECT min(seq) FROM verdict WHERE run_id = ? AND prompt_id = ?"
+	args := []any{runID, runID, promptID}
 	if character != "" {
-		q += " AND character_id = ?"
+		sub += " AND character_id = ?"
 		args = append(args, character)
 	}
-	return db.scanEntries(ctx, runID, q+" ORDER BY seq", args)
+	q := "SELECT seq, record, summary_source, summary_rejected_by FROM verdict WHERE run_id = ? AND seq IN (" +
+		sub + " GROUP BY model_id) ORDER BY seq"
+	return db.scanEntries(ctx, runID, q, args)
 }

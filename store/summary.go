@@ -296,3 +296,22 @@ func (db *DB) EachFirstAnswer(ctx context.Context, runID int64, character string
 	}
 	return rows.Err()
 }
+
+// Analyze refreshes SQLite's statistics of the verdict table's indexes
+// (ANALYZE with analysis_limit 1000: a sample, quick at any size), so the
+// planner picks the selective filter index (a session, a prompt) over the
+// one that only gives run order. runstore.Summarize calls it per run.
+func (db *DB) Analyze(ctx context.Context) error {
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: analyze: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA analysis_limit = 1000"); err != nil {
+		return fmt.Errorf("store: analyze: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "ANALYZE verdict"); err != nil {
+		return fmt.Errorf("store: analyze: %w", err)
+	}
+	return nil
+}

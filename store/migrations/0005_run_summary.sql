@@ -34,7 +34,7 @@ CREATE INDEX verdict_by_verdict ON verdict (run_id, verdict, seq);
 CREATE INDEX verdict_by_character ON verdict (run_id, character_id, verdict, seq, model_id);
 CREATE INDEX verdict_by_model ON verdict (run_id, model_id, verdict, seq, character_id);
 CREATE INDEX verdict_by_session ON verdict (run_id, session_id, seq, verdict);
-CREATE INDEX verdict_by_prompt ON verdict (run_id, prompt_id, seq);
+CREATE INDEX verdict_by_prompt ON verdict (run_id, prompt_id, model_id, seq);
 
 -- Trigram index of each verdict row's summary and reply_text, NFC-normalised,
 -- keyed by verdict's rowid. Contentless and detail=none (about a quarter of

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The judge screen read from the store at platform scale (issue 13).
+#
+#   bench/store.sh                    # 100k and 1M turns
+#   BENCH_SIZES="100000" bench/store.sh
+#
+# For each size N: generates N turns (bench/gen), imports and judges them
+# into a fresh store file with `evident judge --db` (timed with
+# /usr/bin/time -v: wall, max RSS), starts `evident serve` on the file, and
+# times with curl (real HTTP, a fresh connection per request) the cold first
+# view of the run after the start, then each page BENCH_REPEAT times (default
+# 3, median shown): the run page, filtered pages, a search, a two-letter
+# search (the scan path), one turn, page N of one verdict, the
+# models-disagree page and its page N. Server VmRSS is sampled every 0.2 s
+# while the pages run; VmHWM (peak) is read at the end. Prints one table per
+# size. Files go to $BENCH_OUT (default bench/out/, gitignored).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+out=${BENCH_OUT:-bench/out}
+sizes=${BENCH_SIZES:-"100000 1000000"}
+repeat=${BENCH_REPEAT:-3}
+port=${BENCH_PORT:-18473}
+
+for tool in curl /usr/bin/time; do
+	command -v "$tool" >/dev/null || { echo "store.sh: $tool is missing (Debian packages curl, time)" >&2; exit 1; }
+done
+
+mkdir -p "$out"
+echo "# building" >&2
+go build -o "$out/evident" ./cmd/evident
+go build -o "$out/gen" ./bench/gen
+cp persona/demo/data/cards.json persona/demo/data/lexicon.csv "$out/"
+
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# ms URL: one request's total time in milliseconds (fails on a non-200).
+ms() {
+	curl -sS -o /dev/null -w '%{http_code} %{time_total}\n' "$1" |
+		awk -v u="$1" '$1 != 200 { print "store.sh: " u ": HTTP " $1 > "/dev/stderr"; exit 1 } { printf "%.0f\n", $2 * 1000 }'
+}
+
+for n in $sizes; do
+	turns="$out/turns-$n.jsonl"
+	db="$out/store-$n.db"
+	[[ -s $turns ]] || "$out/gen" -n "$n" -seed 1 >"$turns"
+	rm -f "$db" "$db-wal" "$db-shm"
+	tv="$out/time-$n.txt"
+	/usr/bin/time -v -o "$tv" "$out/evident" judge --db "$db" --turns "$turns" --cards "$out/cards.json" \
+		--lexicon "$out/lexicon.csv" >/dev/null 2>"$out/judge-$n.err"
+	judge_s=$(awk -F': ' '/Elapsed/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$tv")
+	judge_rss=$(awk -F': ' '/Maximum resident/ { printf "%.0f", $2 / 1024 }' "$tv")
+	size_mb=$(du -m "$db" | cut -f1)
+
+	"$out/evident" serve --db "$db" --addr "127.0.0.1:$port" >"$out/serve-$n.log" 2>&1 &
+	pid=$!
+	trap 'kill $pid 2>/dev/null || true' EXIT
+	for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/runs" && break; sleep 0.1; done
+	base="http://127.0.0.1:$port/runs/1"
+	rss_log="$out/rss-$n.txt"
+	: >"$rss_log"
+	(while kill -0 "$pid" 2>/dev/null; do awk '/VmRSS/ { print $2 }' "/proc/$pid/status" >>"$rss_log" 2>/dev/null || true; sleep 0.2; done) &
+	sampler=$!
+
+	cold=$(ms "$base")
+	pageN=$(( n / 5 / 200 / 2 ))
+	declare -A pages=(
+		["run page"]="$base"
+		["verdict 말투 어긋남"]="$base?verdict=%EB%A7%90%ED%88%AC%20%EC%96%B4%EA%B8%8B%EB%82%A8"
+		["character"]="$base?character=CHR-0002"
+		["character+model"]="$base?character=CHR-0002&model=gpt-4o-mini"
+		["session"]="$base?session=S-0000042"
+		["search 청명검"]="$base?q=%EC%B2%AD%EB%AA%85%EA%B2%80"
+		["search 2 letters 먹쇠"]="$base?q=%EB%A8%B9%EC%87%A0"
+		["one turn"]="$base?turn=T-000000777"
+		["page $pageN of a verdict"]="$base?verdict=%EB%A7%90%ED%88%AC%20%EC%96%B4%EA%B8%8B%EB%82%A8&page=$pageN"
+		["disagreements"]="$base/disagree"
+		["disagreements page 20"]="$base/disagree?page=20"
+	)
+	printf '\n## %d turns: store %d MB; import + judge %.1f s, max RSS %d MB\n' "$n" "$size_mb" "$judge_s" "$judge_rss"
+	printf '%-28s %10s\n' "page" "median ms"
+	printf '%-28s %10s\n' "cold first view (restart)" "$cold"
+	for name in "run page" "verdict 말투 어긋남" "character" "character+model" "session" "search 청명검" "search 2 letters 먹쇠" \
+		"one turn" "page $pageN of a verdict" "disagreements" "disagreements page 20"; do
+		t=$(for _ in $(seq "$repeat"); do ms "${pages[$name]}"; done | median)
+		printf '%-28s %10s\n' "$name" "$t"
+	done
+	hwm=$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status")
+	kill "$sampler" 2>/dev/null || true
+	rss_max=$(sort -n "$rss_log" | tail -1 | awk '{ printf "%.0f", $1 / 1024 }')
+	printf '%-28s %10s\n' "server VmRSS max (sampled)" "${rss_max} MB"
+	printf '%-28s %10s\n' "server VmHWM (peak)" "${hwm} MB"
+	kill "$pid"; wait "$pid" 2>/dev/null || true
+	trap - EXIT
+	unset pages
+done
