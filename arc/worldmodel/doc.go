@@ -283,7 +283,11 @@
 // changes, kill, …), subprocess, socket, ctypes, gc walks, shutil, tempfile,
 // glob, sqlite3 and the network clients' events; and imports of modules
 // whose C halves act without audit events (_posixsubprocess, _socket,
-// sqlite3, fcntl, mmap, …). The message names the call:
+// sqlite3, fcntl, mmap, …). The one exception is subprocess, which sympy
+// imports at its top (sympy.printing.preview, sympy.testing): it is replaced
+// by a stub module whose every name is a class that refuses to be called
+// (`PermissionError: subprocess.Popen refused in a world model: …`), so
+// sympy loads and no process can be started through it. The message names the call:
 // `PermissionError: open('client/session/…') refused in a world model: it
 // reads no files; …` or `os.system refused in a world model: …`. So
 // numpy.load, networkx.read_edgelist and os reached by introspection are

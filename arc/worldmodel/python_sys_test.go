@@ -49,6 +49,8 @@ func TestPythonSandboxRefusesThroughSys(t *testing.T) {
 	cases := []struct{ name, body, want string }{
 		{"os.system through sys.modules", "    sys.modules['os'].system('touch pwned')\n",
 			"PermissionError: os.system refused in a world model: no processes, network, file changes or interpreter introspection (evident sandbox)"},
+		{"the subprocess stub (for sympy) through sys.modules", "    sys.modules['subprocess'].Popen(['touch', 'pwned'])\n",
+			"PermissionError: subprocess.Popen refused in a world model: no processes, sockets or files (evident sandbox)"},
 		{"fork through sys.modules['posix']", "    sys.modules['posix'].fork()\n",
 			"PermissionError: os.fork refused in a world model: no processes, network, file changes or interpreter introspection (evident sandbox)"},
 		{"os.open for writing through sys.modules", "    o = sys.modules['os']\n    o.open('pwned', o.O_CREAT | o.O_WRONLY)\n",

@@ -434,6 +434,30 @@ DENIED_EVENT_PREFIXES = ("os.", "subprocess.", "socket.", "ctypes.", "shutil.", 
                          "nntplib.", "telnetlib.", "webbrowser.", "syslog.", "fcntl.", "resource.",
                          "pty.", "winreg.", "msvcrt.", "_winapi.", "gc.")
 DENIED_EVENTS = frozenset(("builtins.input", "builtins.input/result", "signal.pthread_kill", "sys._current_frames"))
+# Denied modules that allowed libraries import at their top (see
+# install_sandbox): stubbed instead of refused.
+STUBBED_IMPORTS = ("subprocess",)
+
+
+def refused_module(name):
+    """A module whose every attribute is a class that refuses to be called
+    (with the sandbox's message). A class, not a function, so that a
+    library's `except subprocess.CalledProcessError` still parses and
+    `from subprocess import STDOUT` still imports."""
+    m = types.ModuleType(name)
+
+    def getattr_(attr):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        what = "%s.%s" % (name, attr)
+
+        def new(cls, *args, **kwargs):
+            raise PermissionError("%s refused in a world model: no processes, sockets or files (evident sandbox)" % what)
+        return type(attr, (Exception,), {"__new__": new, "__module__": name})
+    m.__getattr__ = getattr_
+    return m
+
+
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
@@ -496,6 +520,14 @@ def install_sandbox():
         elif event.startswith(DENIED_EVENT_PREFIXES) or event in DENIED_EVENTS:
             refuse(event, "no processes, network, file changes or interpreter introspection")
 
+    # An allowed library may import a denied module at its top without using
+    # it there: sympy (baseline1's image has it) imports subprocess through
+    # sympy.testing for its test runner. Such a module is replaced by a stub
+    # whose every attribute is refused, so the library loads and a process
+    # can still not be started through it.
+    for name in STUBBED_IMPORTS:
+        if name not in sys.modules:
+            sys.modules[name] = refused_module(name)
     sys.addaudithook(hook)
 
 # ---- operations -----------------------------------------------------------
