@@ -31,6 +31,7 @@
 //	                             (character filter honoured)
 //	GET  /runs/{id}/report.html  the static report of WriteReport, as a download
 //	GET  /runs/{id}/records.jsonl the run's records (same filters) as JSON Lines
+//	GET  /runs/{id}/records.csv  the same as CSV for a spreadsheet (UTF-8 with BOM; export.go)
 //	GET  /runs/{id}/review       303 to the first review queue
 //	GET  /runs/{id}/review/forbidden  sample of 금지 소재 접촉 verdicts to confirm
 //	GET  /runs/{id}/review/offcanon   off-canon names to add to the card or block
@@ -67,6 +68,7 @@
 //	GET  /login, POST /login     only when a token is set
 //	POST /logout
 //	GET  /static/...             embedded CSS and script
+//	GET  /static/fonts/...       the embedded Korean web font and its licence, cached a year (font.go)
 //
 // # Safety
 //
@@ -86,7 +88,7 @@
 // cross-site POSTs (Origin or Sec-Fetch-Site) are refused. All text reaches
 // the page through html/template, so a reply holding <script> is shown as
 // text. Pages send a Content-Security-Policy that allows only this origin's
-// CSS and script. Uploads are capped with http.MaxBytesReader
+// CSS, script, fonts and requests (app.js's upload with progress). Uploads are capped with http.MaxBytesReader
 // (Options.MaxUpload) and imported all or nothing (runstore, Strict unless
 // the form asks to keep going without the rejected rows).
 //
