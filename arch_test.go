@@ -79,6 +79,8 @@ func violation(pkg, imp string) string {
 		return "llm imports another evident package"
 	case pkg == "evident/web" && hasPrefixAny(imp, []string{"evident/cmd/"}):
 		return "the screen imports the CLI"
+	case pkg == "evident/kafka" && (hasPrefixAny(imp, []string{"evident/store", "evident/web", "evident/runstore", "evident/cmd/", "evident/llm"}) || hasPrefixAny(imp, []string{"evident/persona/batch", "evident/persona/summarize"})):
+		return "the Kafka adapter imports another adapter, a shell or the batch pipeline"
 	}
 	return ""
 }
@@ -165,6 +167,10 @@ func TestImportRules(t *testing.T) {
 		{"standard library imports are free", "evident/persona", "encoding/json", false},
 		{"shared plumbing may be imported by llm", "evident/llm", "evident/internal/backoff", false},
 		{"shared plumbing imports nothing else of evident", "evident/internal/backoff", "evident/persona", true},
+		{"the live judge may not import the store", "evident/persona/live", "evident/store", true},
+		{"the Kafka adapter may import the live judge", "evident/kafka", "evident/persona/live", false},
+		{"the Kafka adapter may not import the store", "evident/kafka", "evident/store", true},
+		{"the Kafka adapter may not import the batch pipeline", "evident/kafka", "evident/persona/batch", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

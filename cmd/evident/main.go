@@ -66,6 +66,7 @@ func app() *cli.Command {
 			arcCommand(),
 			crystalCommand(),
 			cardCommand(),
+			consumeCommand(),
 		}, webCommands()...),
 	}
 }

@@ -138,6 +138,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "listen address; anything but loopback needs --token"},
 			&cli.BoolFlag{Name: "demo", Usage: "serve the embedded demo from a throwaway in-memory store (nothing is written to disk)"},
 			&cli.StringFlag{Name: "token", Sources: cli.EnvVars("EVIDENT_TOKEN"), Usage: "ask for this token (login form) before showing anything; required off loopback"},
+			&cli.StringFlag{Name: "api-token", Sources: cli.EnvVars("EVIDENT_API_TOKEN"), Usage: "a second token the live API (/api/v1/turns) accepts as Authorization: Bearer"},
 			&cli.Int64Flag{Name: "max-upload", Value: web.DefaultMaxUpload >> 20, Usage: "largest upload in MiB (all files of one form together)"},
 			&cli.StringFlag{Name: "arc", Usage: "show ARC agent runs under /arc: an agent workspace, or a folder whose subfolders are workspaces"},
 		},
@@ -175,7 +176,7 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 	} else if created {
 		fmt.Fprintf(errw, "empty store: imported and judged the demo as run #%d: %s\n", run.ID, run.Tally)
 	}
-	srv, err := web.New(db, web.Options{Token: token, MaxUpload: cmd.Int64("max-upload") << 20, ARC: cmd.String("arc")})
+	srv, err := web.New(db, web.Options{Token: token, APIToken: cmd.String("api-token"), MaxUpload: cmd.Int64("max-upload") << 20, ARC: cmd.String("arc")})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,125 @@
+package main
+
+// evident consume: the judge as a Kafka consumer group (issue 17; package
+// kafka). It runs until SIGINT or SIGTERM, then leaves the group; records
+// handled since the last commit are replayed by the partition's next owner.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"evident/kafka"
+	"evident/persona"
+	"evident/persona/batch"
+	"evident/persona/ingest"
+)
+
+func consumeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "consume",
+		Usage: "judge chat_turn rows from a Kafka topic as a consumer group, verdicts to another topic",
+		Description: "Turns are keyed by session_id; each partition's session state lives in a compacted changelog\n" +
+			"topic (--state-topic, as many partitions as --topic) restored when the partition is assigned.\n" +
+			"Offsets are committed after the verdicts are produced (at least once; a repeat is the same record).\n" +
+			"Cards and lexicon come from --cards/--lexicon files or from the store (--db, --dataset; default the latest).",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "brokers", Usage: "seed brokers host:port (repeat, or separate with commas)"},
+			&cli.StringFlag{Name: "topic", Value: "chat_turns", Usage: "input topic of chat_turn rows (JSON), keyed by session_id"},
+			&cli.StringFlag{Name: "group", Value: "evident", Usage: "consumer group"},
+			&cli.StringFlag{Name: "out-topic", Value: "verdicts", Usage: "output topic of verdict records, keyed by turn_id"},
+			&cli.StringFlag{Name: "state-topic", Usage: "compacted changelog of session state (default GROUP-state)"},
+			&cli.StringFlag{Name: "dead-topic", Usage: "dead-letter topic for rows that cannot be judged (default TOPIC-dead)"},
+			&cli.StringFlag{Name: "cards", Usage: "character_card table (instead of the store's dataset)"},
+			&cli.StringFlag{Name: "lexicon", Usage: "topic_lexicon table (with --cards)"},
+			dbFlag(),
+			&cli.Int64Flag{Name: "dataset", Usage: "stored dataset whose cards and lexicon judge (default: the latest)"},
+			&cli.StringFlag{Name: "speech-profile", Value: "seed", Usage: "polite-ending profile: seed or extended"},
+			&cli.StringFlag{Name: "endings", Usage: "file of extra polite endings, one a line ('!' prefix: noun exception)"},
+			&cli.IntFlag{Name: "max-poll", Value: 10000, Usage: "records judged between two commits"},
+		},
+		Action: runConsume,
+	}
+}
+
+func runConsume(ctx context.Context, cmd *cli.Command) (err error) {
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	var brokers []string
+	for _, b := range cmd.StringSlice("brokers") {
+		for _, x := range strings.Split(b, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				brokers = append(brokers, x)
+			}
+		}
+	}
+	if len(brokers) == 0 {
+		return errors.New("--brokers is required (host:port)")
+	}
+	j, err := consumeJudge(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	errw := cmd.Root().ErrWriter
+	c, err := kafka.New(kafka.Config{Brokers: brokers, Topic: cmd.String("topic"), Group: cmd.String("group"),
+		OutTopic: cmd.String("out-topic"), StateTopic: cmd.String("state-topic"), DeadTopic: cmd.String("dead-topic"),
+		Judge: j, MaxPollRecords: int(cmd.Int("max-poll")), Log: log.New(errw, "", log.LstdFlags)})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Fprintf(errw, "consuming %s as group %s, verdicts to %s; Ctrl-C stops\n", cmd.String("topic"), cmd.String("group"), cmd.String("out-topic"))
+	return c.Run(ctx) // nil when a signal (or the caller) stopped it
+}
+
+// consumeJudge builds the judge from --cards/--lexicon or the store.
+func consumeJudge(ctx context.Context, cmd *cli.Command) (*persona.Judge, error) {
+	p, err := profile(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if cmd.String("cards") != "" || cmd.String("lexicon") != "" {
+		if cmd.String("cards") == "" || cmd.String("lexicon") == "" {
+			return nil, errors.New("--cards and --lexicon go together")
+		}
+		cards, err := ingest.File(cmd.String("cards"))
+		if err != nil {
+			return nil, err
+		}
+		lex, err := ingest.File(cmd.String("lexicon"))
+		if err != nil {
+			return nil, err
+		}
+		j, _, err := batch.NewJudge(cards, lex, p)
+		return j, err
+	}
+	db, err := openStore(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	id := cmd.Int64("dataset")
+	if id == 0 {
+		ds, err := db.Datasets(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(ds) == 0 {
+			return nil, errors.New("the store holds no dataset: give --cards and --lexicon, or import one (evident import)")
+		}
+		id = ds[0].ID
+	}
+	cards, err := db.Cards(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	lex, err := db.Lexicon(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return persona.NewJudge(cards, lex, p)
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"evident/persona"
+	"evident/store"
+	"evident/web"
+)
+
+// evident consume judges the topic's turns with the store's latest dataset
+// and writes the batch run's very records to the output topic, then stops
+// cleanly when its context ends (as on SIGINT).
+func TestConsumeJudgesATopicWithTheStoresDataset(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "evident.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := web.EnsureDemo(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	want, err := db.Records(ctx, 1, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := db.Turns(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "chat_turns", "verdicts", "evident-state", "chat_turns-dead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	brokers := strings.Join(cluster.ListenAddrs(), ",")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics("verdicts"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var rs []*kgo.Record
+	for i := range turns {
+		b, err := json.Marshal(&turns[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, &kgo.Record{Topic: "chat_turns", Key: []byte(turns[i].SessionID), Value: b})
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second) // a guard against a hang, not a timing assertion
+	defer cancel()
+	if err := cl.ProduceSync(wctx, rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	var errOut bytes.Buffer
+	go func() {
+		c := consumeCommand()
+		c.ErrWriter = &errOut
+		done <- c.Run(runCtx, []string{"consume", "--brokers", brokers, "--db", path})
+	}()
+	got := map[string]string{}
+	for len(got) < len(want) {
+		fs := cl.PollFetches(wctx)
+		if wctx.Err() != nil {
+			t.Fatalf("%d of %d verdicts; stderr:\n%s", len(got), len(want), errOut.String())
+		}
+		fs.EachRecord(func(r *kgo.Record) { got[string(r.Key)] = string(r.Value) })
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("consume after its context ended: %v", err)
+	}
+	for _, w := range want {
+		var r persona.Record
+		if err := json.Unmarshal([]byte(got[w.TurnID]), &r); err != nil {
+			t.Fatalf("%s: %v", w.TurnID, err)
+		}
+		a, _ := json.Marshal(r)
+		b, _ := json.Marshal(w)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s:\nconsume %s\nbatch   %s", w.TurnID, a, b)
+		}
+	}
+	if !strings.Contains(errOut.String(), "consuming chat_turns as group evident") {
+		t.Fatalf("stderr: %s", errOut.String())
+	}
+}
+
+// Without brokers, or with only one of --cards/--lexicon, consume says what
+// is missing.
+func TestConsumeNamesAMissingFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no brokers", []string{}, "--brokers is required"},
+		{"cards without a lexicon", []string{"--brokers", "127.0.0.1:1", "--cards", "c.json"}, "--cards and --lexicon go together"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runSub(t, consumeCommand(), tc.args...)
+			if code == 0 || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want an error containing %q", code, errOut, tc.want)
+			}
+		})
+	}
+}
