@@ -735,3 +735,10 @@ func (db *DB) CrystalImage(ctx context.Context, id int64, ref string) ([]byte, s
 	}
 	return b, ct, nil
 }
+
+// CrystalPaged reports whether this store keeps new CRYSTAL runs page by
+// page (migration 0007 applied): then SaveCrystalRun keeps the items,
+// scores and images that CrystalItems, CrystalItem and CrystalImage read.
+func (db *DB) CrystalPaged(ctx context.Context) (bool, error) {
+	return db.crystalPagesSchema(ctx)
+}

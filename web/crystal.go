@@ -14,6 +14,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -27,6 +28,7 @@ import (
 	"evident/crystal/demo"
 	"evident/crystal/embedder"
 	"evident/crystal/report"
+	"evident/store"
 )
 
 // crystalKeep is how many uploaded CRYSTAL runs the screen keeps in memory;
@@ -53,6 +55,10 @@ type crystalRun struct {
 	table   report.Table
 	sim     embedder.Similarity // the similarity the table was scored with
 	images  func(ref string) ([]byte, error)
+	// stored is set for a run read from the store page by page
+	// (crystal_store.go): items, replies and per-item scores are then not
+	// held here but read per page.
+	stored *storedRun
 }
 
 // crystalRuns holds the runs of this server's lifetime (see crystalKeep).
@@ -185,7 +191,7 @@ func (s *Server) crystalRun(w http.ResponseWriter, r *http.Request) (*crystalRun
 	}
 	if !ok {
 		s.crystalFail(w, r, http.StatusNotFound, "No such CRYSTAL run",
-			"The runs of this server are listed on /crystal. Uploaded runs live in memory and are gone after a restart; runs saved with crystal score --db stay.")
+			"The runs of this server are listed on /crystal. Runs kept in the store (uploads on a screen with a store, crystal score --db) stay; uploads on a screen without one live in memory and are gone after a restart.")
 	}
 	return run, ok
 }
@@ -199,7 +205,16 @@ func (s *Server) crystalRunPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.render(w, r, http.StatusOK, "crystal_run", run.runPage(r.URL.Query()))
+	p := run.runPage(r.URL.Query())
+	if run.stored != nil {
+		x, err := s.storedIndex(r.Context(), run, r.URL.Query())
+		if err != nil {
+			s.crystalFail(w, r, http.StatusInternalServerError, "The CRYSTAL run's items could not be read from the store", err.Error())
+			return
+		}
+		p.Index = x
+	}
+	s.render(w, r, http.StatusOK, "crystal_run", p)
 }
 
 // ---- downloads ---------------------------------------------------------------
@@ -221,7 +236,11 @@ func (s *Server) crystalDownload(kind string) http.HandlerFunc {
 			err = run.table.WriteJSON(&buf)
 		default:
 			ct, name = "application/x-ndjson; charset=utf-8", "items.jsonl"
-			err = run.table.WriteItems(&buf, run.items, run.runs)
+			if run.stored != nil {
+				err = s.writeStoredItems(r.Context(), &buf, run.stored.id)
+			} else {
+				err = run.table.WriteItems(&buf, run.items, run.runs)
+			}
 		}
 		if err != nil {
 			s.crystalFail(w, r, http.StatusInternalServerError, "The file could not be written", err.Error())
@@ -249,6 +268,9 @@ func (s *Server) crystalItem(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	i, ok := run.index[id]
+	if run.stored != nil {
+		ok = len(run.table.Rows) > 0 // the item is looked up below
+	}
 	if !ok {
 		s.crystalFail(w, r, http.StatusNotFound, "No such item in this run",
 			fmt.Sprintf("Run %s has no item %q; its index lists every item.", run.ID, id))
@@ -268,7 +290,21 @@ func (s *Server) crystalItem(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Run %s has no model %q; the models are %s.", run.ID, model, strings.Join(run.head().Models, ", ")))
 		return
 	}
-	p := run.itemPage(r.Context(), i, k)
+	var p *crystalItemPage
+	if run.stored != nil {
+		var err error
+		if p, ok, err = s.storedItem(r.Context(), run, id, model); err != nil {
+			s.crystalFail(w, r, http.StatusInternalServerError, "The item could not be read from the store", err.Error())
+			return
+		}
+		if !ok {
+			s.crystalFail(w, r, http.StatusNotFound, "No such item in this run",
+				fmt.Sprintf("Run %s has no item %q; its index lists every item.", run.ID, id))
+			return
+		}
+	} else {
+		p = run.itemPage(r.Context(), i, k)
+	}
 	s.render(w, r, http.StatusOK, "crystal_item", p)
 }
 
@@ -279,12 +315,22 @@ func (s *Server) crystalImage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	i, ok := run.index[r.PathValue("id")]
-	if !ok || strings.TrimSpace(run.items[i].Image) == "" {
+	var ref string
+	if run.stored != nil {
+		d, err := s.db.CrystalItem(r.Context(), run.stored.id, r.PathValue("id"))
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		ref = strings.TrimSpace(d.Item.Image)
+	} else if i, ok := run.index[r.PathValue("id")]; ok {
+		ref = strings.TrimSpace(run.items[i].Image)
+	}
+	if ref == "" {
 		http.NotFound(w, r)
 		return
 	}
-	b, ct, err := run.image(strings.TrimSpace(run.items[i].Image))
+	b, ct, err := run.image(ref)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return

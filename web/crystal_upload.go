@@ -12,15 +12,19 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 
 	"evident/crystal"
 	"evident/crystal/report"
+	"evident/store"
 )
 
 // crystalScore reads references, predictions and images from the form,
-// scores them and keeps the run in memory. Nothing is kept when any file is
-// refused.
+// scores them and keeps the run: in the store when the screen has one that
+// keeps CRYSTAL runs page by page (issue 16 item 3; listed as db-N and
+// still there after a restart), else in memory. Nothing is kept when any
+// file is refused.
 func (s *Server) crystalScore(w http.ResponseWriter, r *http.Request) {
 	page := s.newCrystalRunsPage(r.Context())
 	refuse := func(status int, msg, detail string) {
@@ -105,14 +109,55 @@ func (s *Server) crystalScore(w http.ResponseWriter, r *http.Request) {
 	if len(images) > 0 {
 		run.Source += fmt.Sprintf(" + %d %s", len(images), plural(len(images), "image", "images"))
 	}
-	run.images = func(ref string) ([]byte, error) {
+	byBase := func(ref string) ([]byte, error) {
 		if b, ok := images[path.Base(strings.ReplaceAll(ref, `\`, "/"))]; ok {
 			return b, nil
 		}
 		return nil, fs.ErrNotExist
 	}
+	if id, ok := s.keepCrystalUpload(w, r, run, byBase); !ok {
+		return
+	} else if id != "" {
+		http.Redirect(w, r, "/crystal/"+id, http.StatusSeeOther)
+		return
+	}
+	run.images = byBase
 	s.crystal.add(run)
 	http.Redirect(w, r, run.url(), http.StatusSeeOther)
+}
+
+// keepCrystalUpload saves an uploaded run in the store when the screen has
+// one that keeps CRYSTAL runs page by page (store.CrystalPaged), with the
+// uploaded images each item refers to (by base name, as in memory), and
+// returns its id ("db-N"). "" with ok true: no such store (or a read-only
+// one), keep the run in memory. ok false: the error page was written.
+func (s *Server) keepCrystalUpload(w http.ResponseWriter, r *http.Request, run *crystalRun, byBase func(string) ([]byte, error)) (string, bool) {
+	if s.db == nil {
+		return "", true
+	}
+	paged, err := s.db.CrystalPaged(r.Context())
+	if err != nil || !paged {
+		return "", true
+	}
+	images := map[string][]byte{}
+	for _, it := range run.items {
+		ref := strings.TrimSpace(it.Image)
+		if ref == "" || strings.HasPrefix(strings.ToLower(ref), "data:") || strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+			continue
+		}
+		if b, err := byBase(ref); err == nil {
+			images[ref] = b
+		}
+	}
+	info, err := s.db.SaveCrystalRun(r.Context(), store.CrystalRunMeta{Name: run.Name, Source: run.Source, Images: images}, run.items, run.runs, run.table)
+	if errors.Is(err, store.ErrReadOnly) {
+		return "", true
+	}
+	if err != nil {
+		s.crystalFail(w, r, http.StatusInternalServerError, "The run could not be saved in the store; nothing was kept", err.Error())
+		return "", false
+	}
+	return storedCrystalPrefix + strconv.FormatInt(info.ID, 10), true
 }
 
 func plural(n int, one, many string) string {

@@ -239,7 +239,9 @@ func (x crystalIndex) URL(kv ...string) string {
 		vals[kv[i]] = kv[i+1]
 	}
 	var parts []string
-	for _, k := range []string{"model", "outcome", "q", "page"} {
+	// page numbers the pages of an in-memory run; after and before are the
+	// keyset cursors of a run read from the store (item positions).
+	for _, k := range []string{"model", "outcome", "q", "page", "after", "before"} {
 		if v := vals[k]; v != "" {
 			parts = append(parts, k+"="+queryEscape(v))
 		}
