@@ -11,7 +11,8 @@ package main
 // score: the table (or its JSON with --json) goes to stdout, per-item
 // evidence to --items as JSON Lines; progress of the onnx embedder goes to
 // stderr. --db FILE also saves the run (its table, per-item evidence and
-// inputs) in that SQLite store, where `evident serve --db FILE` lists it
+// inputs, and the image files its items name: see crystalImageFiles) in
+// that SQLite store, where `evident serve --db FILE` lists it
 // beside the judge's runs (issue 16 item 3); "stored CRYSTAL run N in FILE"
 // goes to stderr, stdout is unchanged. --demo scores the embedded sample's references against its three
 // fictional models, or against --preds (e.g. what `crystal run --demo` wrote).
@@ -31,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/signal"
@@ -48,6 +50,7 @@ import (
 	"evident/crystal/embedder"
 	"evident/crystal/report"
 	"evident/crystal/run"
+	"evident/internal/file"
 	"evident/llm"
 	"evident/store"
 )
@@ -146,12 +149,67 @@ func saveCrystalRun(ctx context.Context, cmd *cli.Command, path string, items []
 		return fmt.Errorf("--db %s: %w", path, err)
 	}
 	defer db.Close()
-	info, err := db.SaveCrystalRun(ctx, store.CrystalRunMeta{Name: name, Source: source}, items, runs, tab)
+	images, missing := crystalImageFiles(cmd, items)
+	info, err := db.SaveCrystalRun(ctx, store.CrystalRunMeta{Name: name, Source: source, Images: images}, items, runs, tab)
 	if err != nil {
 		return fmt.Errorf("--db %s: %w", path, err)
 	}
 	fmt.Fprintf(cmd.Root().ErrWriter, "stored CRYSTAL run %d in %s (evident serve --db %s)\n", info.ID, path, path)
+	if paged, _ := db.CrystalPaged(ctx); paged && (len(images) > 0 || len(missing) > 0) {
+		fmt.Fprintf(cmd.Root().ErrWriter, "crystal: kept %d image file(s) with the run", len(images))
+		if len(missing) > 0 {
+			fmt.Fprintf(cmd.Root().ErrWriter, "; %d not kept (the screen says so on their items): %s", len(missing), strings.Join(missing, "; "))
+		}
+		fmt.Fprintln(cmd.Root().ErrWriter)
+	}
 	return nil
+}
+
+// crystalImageMax caps one image file read for --db (the screen's upload
+// cap for a whole run is of the same order).
+const crystalImageMax = 32 << 20
+
+// crystalImageFiles reads the image files the items name, for --db: a path
+// relative to the --refs file's directory (absolute paths as they are), or
+// the embedded sample's file under --demo. Data URIs stay in the items and
+// http(s) addresses are not fetched. A file that cannot be read, is over
+// crystalImageMax or is not a PNG, JPEG, GIF or WebP image is left out and
+// named in missing ("REF: why").
+func crystalImageFiles(cmd *cli.Command, items []crystal.Item) (map[string][]byte, []string) {
+	images := map[string][]byte{}
+	var missing []string
+	dir := filepath.Dir(cmd.String("refs"))
+	for _, it := range items {
+		ref := strings.TrimSpace(it.Image)
+		low := strings.ToLower(ref)
+		if ref == "" || images[ref] != nil || strings.HasPrefix(low, "data:") || strings.HasPrefix(low, "http://") || strings.HasPrefix(low, "https://") {
+			continue
+		}
+		var b []byte
+		var err error
+		if cmd.Bool("demo") {
+			if b, err = fs.ReadFile(demo.Images(), strings.TrimPrefix(ref, "./")); err == nil && len(b) > crystalImageMax {
+				err = fmt.Errorf("larger than %d bytes", crystalImageMax)
+			}
+		} else {
+			p := filepath.FromSlash(ref)
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			b, err = file.ReadCapped(p, crystalImageMax)
+		}
+		if err == nil {
+			if ct, ok := report.ImageType(b); !ok {
+				err = fmt.Errorf("reads as %s, not PNG, JPEG, GIF or WebP", ct)
+			}
+		}
+		if err != nil {
+			missing = append(missing, ref+": "+err.Error())
+			continue
+		}
+		images[ref] = b
+	}
+	return images, missing
 }
 
 // crystalInputs resolves --demo [--preds] or --refs/--preds. Predictions
