@@ -365,6 +365,27 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("Esc in the search field left the focus on %s", tag)
 		}
 	})
+	t.Run("following a link marks the page as loading, a download does not", func(t *testing.T) {
+		// A listener on window runs after app.js's on document and stops
+		// the navigation, so the page stays to be read.
+		got := eval[[]string](ctx, t, `(() => {
+			const stop = e => e.preventDefault();
+			window.addEventListener("click", stop);
+			const out = [];
+			document.querySelector('a[href$="records.jsonl"]').click();
+			out.push("download:" + document.documentElement.classList.contains("is-loading"));
+			document.querySelector('nav a[href="/runs"]').click();
+			out.push("link:" + document.documentElement.classList.contains("is-loading"));
+			window.removeEventListener("click", stop);
+			document.documentElement.classList.remove("is-loading");
+			const ind = document.querySelector(".loading-indicator");
+			out.push(ind.getAttribute("role") + ":" + ind.textContent);
+			return out;
+		})()`)
+		if want := "download:false link:true status:불러오는 중…"; strings.Join(got, " ") != want {
+			t.Errorf("got %v, want %s", got, want)
+		}
+	})
 	t.Run("choosing a verdict puts it in the URL and shows only that group's rows", func(t *testing.T) {
 		// Choose the option as a user would; app.js submits the filter form
 		// when a dropdown changes.
@@ -405,6 +426,30 @@ func TestBrowser(t *testing.T) {
 		follow(ctx, t, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error { key(ctx, t, "o"); return nil }))
 		if p := eval[string](ctx, t, `location.pathname`); p != "/runs/1" {
 			t.Errorf("o opened %s", p)
+		}
+	})
+	t.Run("on a review queue j/k move between the items and o opens the item's turn", func(t *testing.T) {
+		open(ctx, t, ts.URL+"/runs/1/review/forbidden")
+		if hint := eval[string](ctx, t, `document.querySelector("main .kbd-hint").innerText`); hint != "단축키: j/k 이동 · o 열기" {
+			t.Errorf("hint %q", hint)
+		}
+		ids := eval[[]string](ctx, t, `[...document.querySelectorAll("main article.qitem")].map(a => a.id)`)
+		if len(ids) != 15 {
+			t.Fatalf("%d items, want the 15 금지 소재 접촉 records of the demo: %v", len(ids), ids)
+		}
+		focused := func() string { return eval[string](ctx, t, `document.activeElement.id`) }
+		key(ctx, t, "jjk")
+		if got := focused(); got != ids[0] {
+			t.Errorf("after j j k the focus is on %q, want the first item %s", got, ids[0])
+		}
+		key(ctx, t, "j")
+		if got := focused(); got != ids[1] {
+			t.Errorf("after j the focus is on %q, want the second item %s", got, ids[1])
+		}
+		want := eval[string](ctx, t, `document.getElementById("`+ids[1]+`").querySelector("header a").href`)
+		follow(ctx, t, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error { key(ctx, t, "o"); return nil }))
+		if got := eval[string](ctx, t, `location.href`); got != want || !strings.Contains(got, "turn=") {
+			t.Errorf("o opened %s, want the item's turn %s", got, want)
 		}
 	})
 	t.Run("an upload shows its progress, then the new run's page", func(t *testing.T) {

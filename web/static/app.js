@@ -3,11 +3,12 @@
 // What it adds (issue 13 items 3 and 5):
 //   - filters apply as soon as a dropdown changes; open/close every row; a
 //     link to #t-… opens that row;
-//   - keyboard navigation over the page's rows (details.row on a run or a
-//     review queue, the rows of a table marked data-nav="rows" such as the
-//     run list): j next, k previous (↓/↑ too once a row has the focus),
-//     o/Enter open, Esc close, / search, with a visible hint; no key does
-//     anything while typing in a field (Esc leaves the field);
+//   - keyboard navigation over the page's rows (details.row on a run page,
+//     the items of a review queue, the rows of a table marked
+//     data-nav="rows" such as the run list): j next, k previous (↓/↑ too
+//     once a row has the focus), o/Enter open, Esc close, / search, with a
+//     visible hint; no key does anything while typing in a field (Esc
+//     leaves the field);
 //   - an upload's progress (bytes sent, then "판정하는 중…") for the
 //     multipart forms, with the plain form as the fallback;
 //   - "불러오는 중…" while the next page loads after a link or a filter;
@@ -72,6 +73,11 @@
   function rowItems() {
     var details = document.querySelectorAll("main details.row");
     if (details.length) { return { kind: "details", items: Array.prototype.slice.call(details) }; }
+    var items = document.querySelectorAll("main article.qitem");
+    if (items.length) {
+      items.forEach(function (a) { a.tabIndex = -1; });
+      return { kind: "items", items: Array.prototype.slice.call(items) };
+    }
     var trs = document.querySelectorAll("main table[data-nav='rows'] tbody tr");
     return { kind: "table", items: Array.prototype.slice.call(trs) };
   }
@@ -84,14 +90,21 @@
     var tag = el.tagName;
     return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
   }
-  // The element a row is focused by: its summary, or its first link.
+  // The element a row is focused by: its summary, the review item itself,
+  // or the table row's first link.
   function handle(row, kind) {
-    return kind === "details" ? row.querySelector("summary") : row.querySelector("a[href]");
+    if (kind === "details") { return row.querySelector("summary"); }
+    return kind === "items" ? row : row.querySelector("a[href]");
+  }
+  // The link o opens: a review item's turn, a table row's first link.
+  function link(row, kind) {
+    return kind === "items" ? row.querySelector("header a[href]") : row.querySelector("a[href]");
   }
   var rows = rowItems();
   var current = -1;
   function rowOf(el) {
-    return el && el.closest ? el.closest(rows.kind === "details" ? "details.row" : "tr") : null;
+    var sel = { details: "details.row", items: "article.qitem", table: "tr" }[rows.kind];
+    return el && el.closest ? el.closest(sel) : null;
   }
   function setCurrent(i) {
     if (!rows.items.length) { return; }
@@ -139,12 +152,13 @@
       break;
     case "o": case "Enter":
       if (!row) { return; }
-      // Enter on a focused summary or link already does its own thing.
-      if (e.key === "Enter" && e.target === handle(row, rows.kind)) { return; }
+      // Enter on a focused summary, link or button does its own thing;
+      // it opens only from the page itself or a focused review item.
+      if (e.key === "Enter" && e.target !== document.body && !(rows.kind === "items" && e.target === row)) { return; }
       if (rows.kind === "details") {
         row.open = !row.open;
       } else {
-        var a = handle(row, rows.kind);
+        var a = link(row, rows.kind);
         if (!a) { return; }
         loading();
         a.click();
