@@ -121,6 +121,14 @@ func (db *DB) SaveCrystalRun(ctx context.Context, meta CrystalRunMeta, items []c
 		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
+		if paged {
+			// The evidence rows are rebuilt from the item and score rows
+			// (CrystalEvidence), not kept twice.
+			if _, err := tx.ExecContext(ctx, "UPDATE crystal_run SET paged = 1 WHERE id = ?", id); err != nil {
+				return err
+			}
+			return saveCrystalPages(ctx, tx, id, meta.Images, items, runs, t)
+		}
 		st, err := tx.PrepareContext(ctx, "INSERT INTO crystal_evidence (run_id, seq, model, item_id, evidence) VALUES (?, ?, ?, ?, ?)")
 		if err != nil {
 			return err
@@ -135,13 +143,7 @@ func (db *DB) SaveCrystalRun(ctx context.Context, meta CrystalRunMeta, items []c
 				return fmt.Errorf("model %s item %s: %w", e.Model, e.ID, err)
 			}
 		}
-		if !paged {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE crystal_run SET paged = 1 WHERE id = ?", id); err != nil {
-			return err
-		}
-		return saveCrystalPages(ctx, tx, id, meta.Images, items, runs, t)
+		return nil
 	})
 	if err != nil {
 		return CrystalRunInfo{}, fmt.Errorf("store: save crystal run: %w", err)
@@ -324,13 +326,26 @@ func (db *DB) CrystalRun(ctx context.Context, id int64) (CrystalRunInfo, error) 
 
 // CrystalEvidence returns up to limit evidence rows of run id from offset
 // (0-based, in table order: every item of the first model, then the next),
-// and the run's total number of rows. A page past the end is empty.
+// and the run's total number of rows. A paged run's rows are built from its
+// item and score rows (report.Table.Evidence on the page's items), the
+// same records as when they were saved. A page past the end is empty.
 // ErrNotFound when the run does not exist; ErrInvalid for limit < 1 or
 // offset < 0. A skipped item's null step scores read back as zeros (read
 // Skipped).
 func (db *DB) CrystalEvidence(ctx context.Context, id int64, limit, offset int) ([]report.Evidence, int, error) {
 	if limit < 1 || offset < 0 {
 		return nil, 0, fmt.Errorf("%w: crystal evidence page limit %d offset %d", ErrInvalid, limit, offset)
+	}
+	if paged, err := db.crystalPagesSchema(ctx); err != nil {
+		return nil, 0, err
+	} else if paged {
+		info, err := db.CrystalRun(ctx, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		if info.Paged {
+			return db.crystalEvidencePaged(ctx, info, limit, offset)
+		}
 	}
 	var total int
 	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM crystal_evidence WHERE run_id = ?", id).Scan(&total); err != nil {
@@ -599,7 +614,7 @@ func (db *DB) CrystalItems(ctx context.Context, id int64, q CrystalItemQuery) (C
 	return p, nil
 }
 
-// crystalCells fills the cells of rows (ascending positions) from
+// crystalCells fills the cells of rows (at most a page, non-empty) from
 // crystal_score.
 func (db *DB) crystalCells(ctx context.Context, id int64, models int, rows []CrystalItemRow) error {
 	at := make(map[int]int, len(rows))
@@ -607,8 +622,14 @@ func (db *DB) crystalCells(ctx context.Context, id int64, models int, rows []Cry
 		at[rows[k].Pos] = k
 		rows[k].Cells = make([]CrystalCell, models)
 	}
-	rs, err := db.sql.QueryContext(ctx, "SELECT pos, model_pos, outcome, f1, rule FROM crystal_score WHERE run_id = ? AND pos BETWEEN ? AND ?",
-		id, rows[0].Pos, rows[len(rows)-1].Pos)
+	// The page's positions only: a filtered page may spread over the whole
+	// run.
+	args := []any{id}
+	for _, r := range rows {
+		args = append(args, r.Pos)
+	}
+	rs, err := db.sql.QueryContext(ctx, "SELECT pos, model_pos, outcome, f1, rule FROM crystal_score WHERE run_id = ? AND pos IN (?"+
+		strings.Repeat(", ?", len(rows)-1)+")", args...)
 	if err != nil {
 		return fmt.Errorf("store: crystal run %d cells: %w", id, err)
 	}
@@ -741,4 +762,57 @@ func (db *DB) CrystalImage(ctx context.Context, id int64, ref string) ([]byte, s
 // scores and images that CrystalItems, CrystalItem and CrystalImage read.
 func (db *DB) CrystalPaged(ctx context.Context) (bool, error) {
 	return db.crystalPagesSchema(ctx)
+}
+
+// crystalEvidencePaged is CrystalEvidence of a paged run: the rows from
+// offset, one model's stretch of items at a time.
+func (db *DB) crystalEvidencePaged(ctx context.Context, info CrystalRunInfo, limit, offset int) ([]report.Evidence, int, error) {
+	total := info.Items * info.Models
+	out := []report.Evidence{}
+	for seq := offset; seq < min(offset+limit, total); {
+		k, lo := seq/info.Items, seq%info.Items
+		hi := min(lo+(offset+limit-seq), info.Items) // exclusive
+		items, err := db.crystalItemRows(ctx, info.ID, "", lo, hi-lo)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(items) != hi-lo {
+			return nil, 0, fmt.Errorf("store: crystal run %d: %d item rows from %d, want %d", info.ID, len(items), lo, hi-lo)
+		}
+		model := info.Report.Models[k].Model
+		row := report.Row{Model: model, Report: crystal.Report{Similarity: info.Report.Similarity, PerItem: make([]crystal.ItemScore, hi-lo)}}
+		run := report.Run{Model: model, Replies: map[string]crystal.Reply{}}
+		rows, err := db.sql.QueryContext(ctx, "SELECT pos, model_pos, score, reply FROM crystal_score WHERE run_id = ? AND pos >= ? AND pos < ? AND model_pos = ?",
+			info.ID, lo, hi, k)
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: crystal run %d scores: %w", info.ID, err)
+		}
+		n := 0
+		for rows.Next() {
+			pos, _, sc, rep, err := scanCrystalScore(rows, info.ID, info.Items, info.Models)
+			if err != nil {
+				rows.Close()
+				return nil, 0, err
+			}
+			row.Report.PerItem[pos-lo] = sc
+			if rep != nil {
+				run.Replies[sc.ID] = *rep
+			}
+			n++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, 0, fmt.Errorf("store: crystal run %d scores: %w", info.ID, err)
+		}
+		if n != hi-lo {
+			return nil, 0, fmt.Errorf("store: crystal run %d model %s: %d score rows from item %d, want %d", info.ID, model, n, lo, hi-lo)
+		}
+		its := make([]crystal.Item, len(items))
+		for j, r := range items {
+			its[j] = r.Item
+		}
+		out = append(out, report.Table{Rows: []report.Row{row}}.Evidence(its, []report.Run{run})...)
+		seq += hi - lo
+	}
+	return out, total, nil
 }
