@@ -217,7 +217,58 @@ func (ix *index) candidate(t *persona.Turn, pos, line int32) candidate {
 		q.kind, q.entity = evQuestion, e
 		c.events = append(c.events, q)
 	}
+	c.own()
 	return c
+}
+
+// own copies the strings c keeps into one new allocation. The turn's strings
+// are substrings of its whole input line (ingest's one-pass decoder, issue
+// 18), and the sorters hold up to runSize candidates and events in memory
+// per run: keeping ids, sessions and entities as they are would keep every
+// such line (about 500 bytes) alive, which nearly doubled the run's resident
+// memory. One copy per candidate (two when it cites a reply) keeps only what
+// the index needs.
+func (c *candidate) own() {
+	n := len(c.id)
+	var reply *string
+	for _, e := range c.events {
+		n += len(e.session) + len(e.entity)
+		if e.reply != nil && reply == nil {
+			reply = e.reply
+			n += len(*reply)
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	take := func(s string) string {
+		at := b.Len()
+		b.WriteString(s)
+		return b.String()[at:]
+	}
+	id := take(c.id)
+	var ownReply *string
+	if reply != nil {
+		r := take(*reply)
+		ownReply = &r
+	}
+	session := ""
+	for i := range c.events {
+		e := &c.events[i]
+		if i == 0 {
+			session = take(e.session)
+		}
+		e.session = session
+		if e.entity != "" {
+			e.entity = take(e.entity)
+		}
+		if e.turnID != "" {
+			e.turnID = id
+		}
+		if e.reply != nil {
+			e.reply = ownReply
+		}
+	}
+	c.id = id
 }
 
 // unusable notes a row that pass 1 did not turn into a candidate.
