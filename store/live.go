@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"evident/persona"
 )
@@ -25,6 +26,9 @@ import (
 //     transaction appends its verdict rows and updates the run's judged,
 //     by_verdict and finished_at (the time of the last live turn). It has no
 //     precomputed summary and no fingerprints. IsLiveRun tells it apart.
+
+// liveMu serialises JudgeLive calls of the process (all databases).
+var liveMu sync.Mutex
 
 // ErrLiveConflict is returned, per row, by JudgeLive for a turn whose turn_id
 // was already judged live with a different row (an HTTP 409).
@@ -60,10 +64,14 @@ func (e *LiveRowError) Error() string { return fmt.Sprintf("row %d: %v", e.Row+1
 func (e *LiveRowError) Unwrap() error { return e.Err }
 
 // LiveStep judges turns[i] of a JudgeLive call against its session's state
-// (the stored JSON, nil for a session with no live turn yet) and returns its
-// record and the session's new state. An error rejects the row and, with it,
-// the whole call.
-type LiveStep func(i int, state []byte) (persona.Record, []byte, error)
+// prev and returns its record and the session's new state. prev is nil for a
+// session with no live turn yet, the stored JSON ([]byte) on the session's
+// first turn in the call, and on its later turns whatever the step returned
+// for the previous one (so a state is decoded once per call, not per turn).
+// The new state is stored as JSON: as is when it is a []byte, else
+// encoding/json's encoding of it, once per session at the end of the call.
+// An error rejects the row and, with it, the whole call.
+type LiveStep func(i int, prev any) (persona.Record, any, error)
 
 // JudgeLive judges turns in order against dataset datasetID's live run, in
 // one write transaction: for each turn, a stored turn_id with the same digest
@@ -80,6 +88,11 @@ type LiveStep func(i int, state []byte) (persona.Record, []byte, error)
 func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turns []LiveTurn, step LiveStep) ([]LiveResult, int64, error) {
 	out := make([]LiveResult, len(turns))
 	var runID int64
+	// One live writer at a time in this process: concurrent requests queue
+	// here instead of in SQLite's busy handler, which sleeps between tries
+	// (50 concurrent clients waited hundreds of milliseconds there).
+	liveMu.Lock()
+	defer liveMu.Unlock()
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if runID, err = liveRun(ctx, tx, db, datasetID, meta); err != nil {
@@ -94,7 +107,8 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 		if err := json.Unmarshal([]byte(bv), &byVerdict); err != nil {
 			return fmt.Errorf("store: live run %d tally: %w", runID, err)
 		}
-		getTurn, err := tx.PrepareContext(ctx, "SELECT digest, record FROM live_turn WHERE turn_id = ?")
+		getTurn, err := tx.PrepareContext(ctx, `SELECT t.digest, v.record FROM live_turn t
+    JOIN verdict v ON v.run_id = t.run_id AND v.seq = t.seq WHERE t.turn_id = ?`)
 		if err != nil {
 			return err
 		}
@@ -104,8 +118,8 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 			return err
 		}
 		defer getState.Close()
-		putTurn, err := tx.PrepareContext(ctx, `INSERT INTO live_turn (turn_id, session_id, dataset_id, run_id, seq, digest, record, arrived_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		putTurn, err := tx.PrepareContext(ctx, `INSERT INTO live_turn (turn_id, session_id, dataset_id, run_id, seq, digest, arrived_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -119,8 +133,8 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 		defer putVerdict.Close()
 
 		now := db.stamp()
-		states := map[string][]byte{} // sessions touched: their latest state
-		var order []string            // in first-touched order, for the writes
+		states := map[string]any{} // sessions touched: their latest state
+		var order []string         // in first-touched order, for the writes
 		counts := map[string]int{}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
@@ -150,6 +164,8 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 				}
 				if s.Valid {
 					state = []byte(s.String)
+				} else {
+					state = nil
 				}
 			}
 			r, next, err := step(i, state)
@@ -164,7 +180,7 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 				return fmt.Errorf("store: turn %q: encode record: %w", t.TurnID, err)
 			}
 			js := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-			if _, err := putTurn.ExecContext(ctx, t.TurnID, t.SessionID, datasetID, runID, seq, lt.Digest, string(js), now); err != nil {
+			if _, err := putTurn.ExecContext(ctx, t.TurnID, t.SessionID, datasetID, runID, seq, lt.Digest, now); err != nil {
 				return fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
 			}
 			if _, err := putVerdict.ExecContext(ctx, runID, seq, r.TurnID, r.SessionID, r.CharacterID, r.ModelID, t.PromptID,
@@ -181,9 +197,16 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 			out[i] = LiveResult{Record: append([]byte(nil), js...)}
 		}
 		for _, s := range order {
+			js, ok := states[s].([]byte)
+			if !ok {
+				var err error
+				if js, err = json.Marshal(states[s]); err != nil {
+					return fmt.Errorf("store: live session %q: encode state: %w", s, err)
+				}
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO live_session (session_id, state, turns, updated_at) VALUES (?, ?, ?, ?)
     ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, turns = turns + excluded.turns, updated_at = excluded.updated_at`,
-				s, string(states[s]), counts[s], now); err != nil {
+				s, string(js), counts[s], now); err != nil {
 				return fmt.Errorf("store: live session %q: %w", s, err)
 			}
 		}
@@ -249,7 +272,8 @@ func liveRun(ctx context.Context, tx *sql.Tx, db *DB, datasetID int64, meta RunM
 // JudgeLive returned it), or ErrNotFound.
 func (db *DB) LiveRecord(ctx context.Context, turnID string) ([]byte, error) {
 	var rec string
-	err := db.sql.QueryRowContext(ctx, "SELECT record FROM live_turn WHERE turn_id = ?", turnID).Scan(&rec)
+	err := db.sql.QueryRowContext(ctx, `SELECT v.record FROM live_turn t
+    JOIN verdict v ON v.run_id = t.run_id AND v.seq = t.seq WHERE t.turn_id = ?`, turnID).Scan(&rec)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: live turn %q", ErrNotFound, turnID)
 	}
@@ -295,4 +319,25 @@ func (db *DB) IsLiveRun(ctx context.Context, runID int64) (bool, error) {
 		return false, fmt.Errorf("store: live run %d: %w", runID, err)
 	}
 	return n > 0, nil
+}
+
+// LiveJudgeKey names what a live judge is built from: dataset datasetID, or
+// the latest complete dataset when datasetID is 0, and a version of its cards
+// that changes when one is added or updated (UpdateCard), so a caller may
+// keep the judge it built until the version changes. ErrNotFound when there
+// is no such (complete) dataset.
+func (db *DB) LiveJudgeKey(ctx context.Context, datasetID int64) (id int64, version string, err error) {
+	err = db.sql.QueryRowContext(ctx, `SELECT d.id, (SELECT count(*) || '/' || coalesce(max(c.updated_at), '')
+    FROM character_card c WHERE c.dataset_id = d.id)
+    FROM dataset d WHERE d.complete = 1 AND (?1 = 0 OR d.id = ?1) ORDER BY d.id DESC LIMIT 1`, datasetID).Scan(&id, &version)
+	if errors.Is(err, sql.ErrNoRows) {
+		if datasetID == 0 {
+			return 0, "", fmt.Errorf("%w: no dataset yet", ErrNotFound)
+		}
+		return 0, "", fmt.Errorf("%w: dataset %d", ErrNotFound, datasetID)
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("store: live judge key: %w", err)
+	}
+	return id, version, nil
 }

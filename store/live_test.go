@@ -43,19 +43,13 @@ func judgeLive(t testing.TB, db *DB, ds int64, j *persona.Judge, turns ...LiveTu
 }
 
 func tryLive(db *DB, ds int64, j *persona.Judge, turns ...LiveTurn) ([]LiveResult, int64, error) {
-	return db.JudgeLive(context.Background(), ds, RunMeta{Profile: "seed"}, turns, func(i int, state []byte) (persona.Record, []byte, error) {
-		var st live.State
-		if state != nil {
-			if err := json.Unmarshal(state, &st); err != nil {
-				return persona.Record{}, nil, err
-			}
-		}
-		rec, _, err := live.Step(j, &st, turns[i].Turn)
+	return db.JudgeLive(context.Background(), ds, RunMeta{Profile: "seed"}, turns, func(i int, prev any) (persona.Record, any, error) {
+		st, err := live.Resume(prev)
 		if err != nil {
-			return rec, nil, err
+			return persona.Record{}, nil, err
 		}
-		b, err := json.Marshal(&st)
-		return rec, b, err
+		rec, _, err := live.Step(j, st, turns[i].Turn)
+		return rec, st, err
 	})
 }
 
@@ -192,7 +186,7 @@ func TestLiveRejectsAndFailuresLeaveNothingBehind(t *testing.T) {
 		t.Fatalf("rejected call left session state %s (%d turns, %v)", state, n, err)
 	}
 	_, _, err = db.JudgeLive(context.Background(), 999, RunMeta{Profile: "seed"}, []LiveTurn{liveTurn("T9", "", false, "a", "b.")},
-		func(int, []byte) (persona.Record, []byte, error) {
+		func(int, any) (persona.Record, any, error) {
 			return persona.Record{TurnID: "T9", Verdict: persona.Kept}, []byte("{}"), nil
 		})
 	if err == nil || errors.As(err, &re) {

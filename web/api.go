@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"evident/persona"
 	"evident/persona/ingest"
@@ -52,6 +53,9 @@ import (
 //     server never answers.
 //   - The body limit is Options.MaxUpload; the profile is per request (the
 //     dataset's live run records the profile it was created with).
+//   - The judge of a dataset is kept between requests and rebuilt when a card
+//     of the dataset is added or updated (the review queue's "add to canon"
+//     takes effect on the next request).
 //   - A re-send (same turn_id, same row) answers the stored record, status
 //     200, with header Evident-Repeat: N (the number of re-sent rows).
 
@@ -180,19 +184,13 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ds, ok := s.apiDataset(w, r)
-	if !ok {
-		return
-	}
 	profile, err := speech.ByName(r.URL.Query().Get("profile"))
 	if err != nil {
 		apiFail(w, http.StatusBadRequest, apiError{Error: err.Error()})
 		return
 	}
-	j, err := s.apiJudge(r, ds, profile)
-	if err != nil {
-		s.opt.Log.Printf("web: %s %s: %v", r.Method, r.URL.Path, err)
-		apiFail(w, http.StatusInternalServerError, apiError{Error: "cannot build the judge of dataset " + strconv.FormatInt(ds, 10) + ": " + err.Error()})
+	ds, j, ok := s.apiDataset(w, r, profile)
+	if !ok {
 		return
 	}
 	lts := make([]store.LiveTurn, len(turns))
@@ -205,19 +203,13 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 		lts[i] = store.LiveTurn{Turn: &turns[i].turn, Digest: live.Digest(&turns[i].turn)}
 	}
 	meta := store.RunMeta{Profile: profile.Name, Endings: runstore.Endings(profile)}
-	res, _, err := s.db.JudgeLive(r.Context(), ds, meta, lts, func(i int, state []byte) (persona.Record, []byte, error) {
-		var st live.State
-		if state != nil {
-			if err := json.Unmarshal(state, &st); err != nil {
-				return persona.Record{}, nil, fmt.Errorf("stored session state: %w", err)
-			}
-		}
-		rec, _, err := live.Step(j, &st, lts[i].Turn)
+	res, _, err := s.db.JudgeLive(r.Context(), ds, meta, lts, func(i int, prev any) (persona.Record, any, error) {
+		st, err := live.Resume(prev)
 		if err != nil {
-			return rec, nil, err
+			return persona.Record{}, nil, err
 		}
-		b, err := json.Marshal(&st)
-		return rec, b, err
+		rec, _, err := live.Step(j, st, lts[i].Turn)
+		return rec, st, err
 	})
 	var re *store.LiveRowError
 	switch {
@@ -327,38 +319,74 @@ func decodeAPITurns(body []byte, shape apiShape) ([]apiRow, *apiError) {
 	}
 }
 
-// apiDataset returns the dataset a request names (?dataset=N) or the latest
-// one; it answers the request itself when there is none.
-func (s *Server) apiDataset(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	if q := r.URL.Query().Get("dataset"); q != "" {
-		id, err := strconv.ParseInt(q, 10, 64)
-		if err != nil || id <= 0 {
-			apiFail(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("dataset %q: want a positive integer", q)})
-			return 0, false
-		}
-		if _, err := s.db.Dataset(r.Context(), id); errors.Is(err, store.ErrNotFound) {
-			apiFail(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no dataset %d", id)})
-			return 0, false
-		} else if err != nil {
-			apiFail(w, http.StatusInternalServerError, apiError{Error: "the store failed: " + err.Error()})
-			return 0, false
-		}
-		return id, true
-	}
-	ds, err := s.db.Datasets(r.Context())
-	if err != nil {
-		apiFail(w, http.StatusInternalServerError, apiError{Error: "the store failed: " + err.Error()})
-		return 0, false
-	}
-	if len(ds) == 0 {
-		apiFail(w, http.StatusNotFound, apiError{Error: "the store holds no dataset: import cards and a lexicon first (evident import)"})
-		return 0, false
-	}
-	return ds[0].ID, true
+// apiCache keeps the judge built for each dataset and profile until the
+// dataset's cards change (store.LiveJudgeKey's version), so a request does
+// not re-read cards and lexicon. The zero value is ready.
+type apiCache struct {
+	mu     sync.Mutex
+	judges map[apiJudgeKey]apiJudged
 }
 
-// apiJudge builds the judge of dataset ds: its cards and lexicon as stored
-// now (so a card updated by the review queue is used at once).
+type apiJudgeKey struct {
+	dataset int64
+	profile string
+}
+
+type apiJudged struct {
+	version string
+	judge   *persona.Judge
+}
+
+// apiDataset returns the dataset a request names (?dataset=N), or the latest
+// one, and its judge for profile; it answers the request itself when there is
+// none or the store fails.
+func (s *Server) apiDataset(w http.ResponseWriter, r *http.Request, profile *speech.Profile) (int64, *persona.Judge, bool) {
+	var id int64
+	if q := r.URL.Query().Get("dataset"); q != "" {
+		var err error
+		if id, err = strconv.ParseInt(q, 10, 64); err != nil || id <= 0 {
+			apiFail(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("dataset %q: want a positive integer", q)})
+			return 0, nil, false
+		}
+	}
+	id, version, err := s.db.LiveJudgeKey(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		msg := fmt.Sprintf("no dataset %d", id)
+		if r.URL.Query().Get("dataset") == "" {
+			msg = "the store holds no dataset: import cards and a lexicon first (evident import)"
+		}
+		apiFail(w, http.StatusNotFound, apiError{Error: msg})
+		return 0, nil, false
+	}
+	if err != nil {
+		apiFail(w, http.StatusInternalServerError, apiError{Error: "the store failed: " + err.Error()})
+		return 0, nil, false
+	}
+	key := apiJudgeKey{id, profile.Name}
+	c := &s.api
+	c.mu.Lock()
+	got, ok := c.judges[key]
+	c.mu.Unlock()
+	if ok && got.version == version {
+		return id, got.judge, true
+	}
+	j, err := s.apiJudge(r, id, profile)
+	if err != nil {
+		s.opt.Log.Printf("web: %s %s: %v", r.Method, r.URL.Path, err)
+		apiFail(w, http.StatusInternalServerError, apiError{Error: "cannot build the judge of dataset " + strconv.FormatInt(id, 10) + ": " + err.Error()})
+		return 0, nil, false
+	}
+	c.mu.Lock()
+	if c.judges == nil {
+		c.judges = map[apiJudgeKey]apiJudged{}
+	}
+	c.judges[key] = apiJudged{version: version, judge: j}
+	c.mu.Unlock()
+	return id, j, true
+}
+
+// apiJudge builds the judge of dataset ds from its cards and lexicon as
+// stored now.
 func (s *Server) apiJudge(r *http.Request, ds int64, profile *speech.Profile) (*persona.Judge, error) {
 	cards, err := s.db.Cards(r.Context(), ds)
 	if err != nil {

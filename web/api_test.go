@@ -9,9 +9,15 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"evident/persona"
 	"evident/persona/demo"
@@ -263,3 +269,120 @@ func TestLiveAPIAuthLimitsAndErrors(t *testing.T) {
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// benchTurns are n demo turns made distinct: copy k of the demo log gets
+// turn_ids and session_ids suffixed with k, so sessions keep their recall.
+func benchTurns(b *testing.B, db *store.DB, n int) [][]byte {
+	b.Helper()
+	turns, err := db.Turns(context.Background(), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make([][]byte, 0, n)
+	for k := 0; len(out) < n; k++ {
+		for _, tu := range turns {
+			if len(out) == n {
+				break
+			}
+			tu.TurnID = fmt.Sprintf("%s-%d", tu.TurnID, k)
+			tu.SessionID = fmt.Sprintf("%s-%d", tu.SessionID, k)
+			v, err := json.Marshal(&tu)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func benchServer(b *testing.B) (*store.DB, string) {
+	b.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "evident.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	if _, _, err := web.EnsureDemo(context.Background(), db); err != nil {
+		b.Fatal(err)
+	}
+	s, err := web.New(db, web.Options{Log: log.New(io.Discard, "", 0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	b.Cleanup(ts.Close)
+	return db, ts.URL
+}
+
+// BenchmarkLiveAPISingleTurn sends one turn per request from 50 concurrent
+// clients over loopback to a file store and reports the latency quantiles
+// (issue 17 target: p99 ≤ 5 ms).
+func BenchmarkLiveAPISingleTurn(b *testing.B) {
+	db, base := benchServer(b)
+	rows := benchTurns(b, db, b.N)
+	clients := 50
+	if n, err := strconv.Atoi(os.Getenv("EVIDENT_BENCH_CLIENTS")); err == nil && n > 0 {
+		clients = n // to compare with one client
+	}
+	lat := make([]time.Duration, b.N)
+	tr := &http.Transport{MaxIdleConnsPerHost: clients}
+	hc := &http.Client{Transport: tr}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				t0 := time.Now()
+				resp, err := hc.Post(base+"/api/v1/turns", "application/json", bytes.NewReader(rows[i]))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				lat[i] = time.Since(t0)
+				if resp.StatusCode != http.StatusOK {
+					b.Errorf("row %d: %d", i, resp.StatusCode)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	slices.Sort(lat)
+	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(q(0.50), "p50-ms")
+	b.ReportMetric(q(0.99), "p99-ms")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+}
+
+// BenchmarkLiveAPIBatch sends 1,000-turn JSON Lines batches and reports
+// turns per second (issue 17 target: ≥ 20,000).
+func BenchmarkLiveAPIBatch(b *testing.B) {
+	db, base := benchServer(b)
+	const per = 1000
+	rows := benchTurns(b, db, per*b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		body := append(bytes.Join(rows[i*per:(i+1)*per], []byte("\n")), '\n')
+		resp, err := http.Post(base+"/api/v1/turns", "application/x-ndjson", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("batch %d: %d", i, resp.StatusCode)
+		}
+	}
+	b.ReportMetric(float64(per*b.N)/b.Elapsed().Seconds(), "turns/s")
+}

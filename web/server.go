@@ -75,6 +75,8 @@ type Server struct {
 	arc      *arcSource                    // the ARC view's folder; nil without Options.ARC
 	arcPages map[string]*template.Template // the ARC view's pages (arc.go)
 
+	api apiCache // the live API's judges (api.go)
+
 	cacheMu sync.Mutex
 	loadMu  sync.Mutex
 	cache   map[int64]*runData

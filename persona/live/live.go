@@ -45,6 +45,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"evident/persona"
@@ -214,4 +215,23 @@ func Digest(t *persona.Turn) string {
 	b, _ := json.Marshal(t) // a Turn of strings, bools and lists always encodes
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// Resume returns the state a stored or carried value holds: a new State for
+// nil, the decoded State for JSON ([]byte, State's stored form), the State
+// itself for a *State. The error names what could not be read.
+func Resume(prev any) (*State, error) {
+	switch v := prev.(type) {
+	case nil:
+		return &State{}, nil
+	case *State:
+		return v, nil
+	case []byte:
+		var s State
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("stored session state: %w", err)
+		}
+		return &s, nil
+	}
+	return nil, fmt.Errorf("session state of type %T", prev)
 }

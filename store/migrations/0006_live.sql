@@ -21,9 +21,8 @@ CREATE TABLE live_turn (
     session_id TEXT    NOT NULL,
     dataset_id INTEGER NOT NULL REFERENCES dataset (id),
     run_id     INTEGER NOT NULL REFERENCES run (id),
-    seq        INTEGER NOT NULL, -- the verdict row's seq in run_id
+    seq        INTEGER NOT NULL, -- its verdict row (run_id, seq), which holds the record
     digest     TEXT    NOT NULL, -- persona/live.Digest of the row
-    record     TEXT    NOT NULL, -- the persona.Record as JSON
     arrived_at TEXT    NOT NULL
 ) STRICT;
 CREATE INDEX live_turn_by_session ON live_turn (session_id);
