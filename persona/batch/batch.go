@@ -33,7 +33,6 @@
 package batch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -330,7 +329,7 @@ type chunk struct {
 	notes chunkNotes // pass 2: what pass 1 learned about these rows
 	// results
 	cands   []candidate   // pass 1; pos < 0 when the row is no candidate
-	out     *bytes.Buffer // pass 2: encoded records (from outBuffers), when the sink wants lines
+	out     *[]byte // pass 2: encoded records (from outBuffers), when the sink wants lines
 	rejects []persona.Reject
 	recs    []Judged // pass 2, only when the sink wants records
 	tally   map[persona.Verdict]int
@@ -529,10 +528,8 @@ func (r *Run) pass2(ctx context.Context, workers int, ix *index, rows1 int, sink
 	rows2 := 0
 	err := pipeline(ix.ctx, r.Turns, workers, attach, func(ctx context.Context, c *chunk) {
 		c.tally = map[persona.Verdict]int{}
-		var enc *jsoniter.Encoder // json-iterator: same bytes as encoding/json here, less CPU (TestRecordBytes)
 		if lines {
-			c.out = outBuffers.Get().(*bytes.Buffer)
-			enc = recordJSON.NewEncoder(c.out)
+			c.out = outBuffers.Get().(*[]byte)
 		}
 		if r.Summarizer == nil {
 			for i := range c.raws {
@@ -541,8 +538,8 @@ func (r *Run) pass2(ctx context.Context, workers int, ix *index, rows1 int, sink
 					c.rejects = append(c.rejects, *rej)
 					continue
 				}
-				if enc != nil {
-					if err := enc.Encode(&rec); err != nil {
+				if c.out != nil {
+					if err := encodeRecord(c.out, &rec); err != nil {
 						c.rejects = append(c.rejects, persona.Reject{File: name, Line: c.raws[i].Line, TurnID: idOf(&t), Reason: "encode: " + err.Error()})
 						continue
 					}
@@ -593,8 +590,8 @@ func (r *Run) pass2(ctx context.Context, workers int, ix *index, rows1 int, sink
 				continue
 			}
 			jd := &rows[i].jd
-			if enc != nil {
-				if err := enc.Encode(&jd.Record); err != nil {
+			if c.out != nil {
+				if err := encodeRecord(c.out, &jd.Record); err != nil {
 					c.rejects = append(c.rejects, persona.Reject{File: name, Line: c.raws[i].Line, TurnID: &jd.Turn.TurnID, Reason: "encode: " + err.Error()})
 					continue
 				}
@@ -612,12 +609,12 @@ func (r *Run) pass2(ctx context.Context, workers int, ix *index, rows1 int, sink
 		if len(c.tally) > 0 {
 			var b []byte
 			if c.out != nil {
-				b = c.out.Bytes()
+				b = *c.out
 			}
 			err = sink.Records(b, c.recs)
 		}
 		if c.out != nil {
-			c.out.Reset()
+			*c.out = (*c.out)[:0]
 			outBuffers.Put(c.out)
 		}
 		if err != nil {
@@ -783,9 +780,25 @@ func prepare(cards, lexicon ingest.Source, profile *speech.Profile) (Prepared, e
 	return Prepared{Judge: j, Cards: cs, Rejects: append(rej, lrej...)}, nil
 }
 
-// outBuffers recycles the chunks' record buffers: grown once to a chunk's
-// size, not per chunk (growing them was 7 % of a 1M-turn run's CPU).
-var outBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// outBuffers recycles the chunks' record buffers (*[]byte): grown once to a
+// chunk's size, not per chunk (growing them was 7 % of a 1M-turn run's CPU).
+var outBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// encodeRecord appends rec and its '\n' to *out: appendRecord, or
+// recordJSON for a record it cannot write (an evidence value of another
+// type; never from the rules).
+func encodeRecord(out *[]byte, rec *persona.Record) error {
+	if b, ok := appendRecord(*out, rec); ok {
+		*out = b
+		return nil
+	}
+	b, err := recordJSON.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	*out = append(append(*out, b...), '\n')
+	return nil
+}
 
 // SummarizerFunc is a function used as a Summarizer.
 type SummarizerFunc func(ctx context.Context, rec *persona.Record, cx persona.Context) persona.Summary
