@@ -328,8 +328,8 @@ type chunk struct {
 	raws  []ingest.Raw
 	notes chunkNotes // pass 2: what pass 1 learned about these rows
 	// results
-	cands   []candidate   // pass 1; pos < 0 when the row is no candidate
-	out     *[]byte // pass 2: encoded records (from outBuffers), when the sink wants lines
+	cands   []candidate // pass 1; pos < 0 when the row is no candidate
+	out     *[]byte     // pass 2: encoded records (from outBuffers), when the sink wants lines
 	rejects []persona.Reject
 	recs    []Judged // pass 2, only when the sink wants records
 	tally   map[persona.Verdict]int
