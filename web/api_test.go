@@ -171,6 +171,12 @@ func TestLiveAPIRecordsEqualTheBatchRunAcrossRequestsAndARestart(t *testing.T) {
 	if err != nil || info.Tally.Judged != len(want) {
 		t.Fatalf("live run %d: %+v, %v; want %d judged", runID, info.Tally, err, len(want))
 	}
+	if page := c.ok(fmt.Sprintf("/runs/%d", runID)); !strings.Contains(page, want[0].TurnID) {
+		t.Fatalf("the screen's page of live run %d does not show %s", runID, want[0].TurnID)
+	}
+	if page := c.ok("/runs"); !strings.Contains(page, fmt.Sprintf("/runs/%d", runID)) {
+		t.Fatalf("the run list does not link live run %d", runID)
+	}
 }
 
 const (
