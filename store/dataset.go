@@ -59,8 +59,8 @@ var importQueries = []string{
     character_id, model_id, user_message, reply_text, first_person, named_entities, honorific_level,
     user_asked_recall, created_at, prompt_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	importCard: `INSERT INTO character_card (dataset_id, seq, character_id, name,
-    honorific_rule, first_person, canon_entities, forbidden_topics, entity_roles, description, public)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    honorific_rule, first_person, canon_entities, forbidden_topics, entity_roles, description, public,
+    first_person_forms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	importLex: "INSERT INTO topic_lexicon (dataset_id, seq, term, topic) VALUES (?, ?, ?, ?)",
 }
 
@@ -178,10 +178,15 @@ func (im *Importer) AddCard(c persona.Card) error {
 	if err != nil {
 		return im.fail(fmt.Errorf("store: card %q: %w", c.CharacterID, err))
 	}
+	forms, err := firstPersonForms(c)
+	if err != nil {
+		return im.fail(fmt.Errorf("store: card %q: %w", c.CharacterID, err))
+	}
 	size := len(c.CharacterID) + len(c.Name) + len(c.HonorificRule) + len(c.FirstPerson) + len(c.Description) +
-		len(lists[0]) + len(lists[1]) + len(lists[2])
+		len(lists[0]) + len(lists[1]) + len(lists[2]) + len(forms)
 	row := pendingRow{stmt: importCard, id: c.CharacterID, n: im.cards + 1, args: []any{im.id, im.cards, c.CharacterID,
-		c.Name, c.HonorificRule, c.FirstPerson, lists[0], lists[1], lists[2], c.Description, boolInt(c.Public)}}
+		c.Name, c.HonorificRule, c.FirstPerson, lists[0], lists[1], lists[2], c.Description, boolInt(c.Public),
+		nullForms(forms)}}
 	err = im.add(row, size, "card "+c.CharacterID, func() error {
 		return fmt.Errorf("store: import card %q: UNIQUE: character_id already in this dataset", c.CharacterID)
 	})
@@ -413,7 +418,8 @@ func (db *DB) Cards(ctx context.Context, datasetID int64) ([]persona.Card, error
 		return nil, err
 	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT character_id, name, honorific_rule, first_person, canon_entities,
-    forbidden_topics, entity_roles, description, public FROM character_card WHERE dataset_id = ? ORDER BY seq`, datasetID)
+    forbidden_topics, entity_roles, description, public, first_person_forms FROM character_card
+    WHERE dataset_id = ? ORDER BY seq`, datasetID)
 	if err != nil {
 		return nil, fmt.Errorf("store: cards of dataset %d: %w", datasetID, err)
 	}
@@ -423,11 +429,17 @@ func (db *DB) Cards(ctx context.Context, datasetID int64) ([]persona.Card, error
 		var c persona.Card
 		var canon, forbidden, roles string
 		var public int
+		var forms sql.NullString
 		if err := rows.Scan(&c.CharacterID, &c.Name, &c.HonorificRule, &c.FirstPerson, &canon, &forbidden, &roles,
-			&c.Description, &public); err != nil {
+			&c.Description, &public, &forms); err != nil {
 			return nil, fmt.Errorf("store: cards of dataset %d: %w", datasetID, err)
 		}
 		c.Public = public != 0
+		if forms.Valid {
+			if err := json.Unmarshal([]byte(forms.String), &c.FirstPersonForms); err != nil {
+				return nil, fmt.Errorf("store: card %q: first_person_forms: %w", c.CharacterID, err)
+			}
+		}
 		for _, l := range []struct {
 			src string
 			dst any
@@ -483,12 +495,17 @@ func (db *DB) UpdateCard(ctx context.Context, datasetID int64, card persona.Card
 	if err != nil {
 		return fmt.Errorf("store: card %q: %w", card.CharacterID, err)
 	}
+	forms, err := firstPersonForms(card)
+	if err != nil {
+		return fmt.Errorf("store: card %q: %w", card.CharacterID, err)
+	}
 	return db.inTxRetry(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE character_card SET name = ?, honorific_rule = ?, first_person = ?,
-    canon_entities = ?, forbidden_topics = ?, entity_roles = ?, description = ?, public = ?, updated_at = ?
+    canon_entities = ?, forbidden_topics = ?, entity_roles = ?, description = ?, public = ?, updated_at = ?,
+    first_person_forms = ?
     WHERE dataset_id = ? AND character_id = ? AND dataset_id IN (SELECT id FROM dataset WHERE complete = 1)`,
 			card.Name, card.HonorificRule, card.FirstPerson, lists[0], lists[1], lists[2], card.Description,
-			boolInt(card.Public), db.stamp(), datasetID, card.CharacterID)
+			boolInt(card.Public), db.stamp(), nullForms(forms), datasetID, card.CharacterID)
 		if err != nil {
 			return fmt.Errorf("store: update card %q: %w", card.CharacterID, err)
 		}
@@ -499,6 +516,25 @@ func (db *DB) UpdateCard(ctx context.Context, datasetID int64, card persona.Card
 		}
 		return nil
 	})
+}
+
+// firstPersonForms encodes a card's FirstPersonForms for the
+// first_person_forms column (migration 0008): "" for nil (stored as NULL, so
+// a card without forms reads back as nil), else a JSON array.
+func firstPersonForms(c persona.Card) (string, error) {
+	if c.FirstPersonForms == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(c.FirstPersonForms)
+	return string(b), err
+}
+
+// nullForms is the column value of firstPersonForms' result.
+func nullForms(forms string) any {
+	if forms == "" {
+		return nil
+	}
+	return forms
 }
 
 // cardLists encodes a card's three list columns as JSON; nil lists become [].
