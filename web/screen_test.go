@@ -279,6 +279,16 @@ func TestFilters(t *testing.T) {
 			t.Errorf("%d rows", rows(body))
 		}
 	})
+	t.Run("the page links both exports with its filter", func(t *testing.T) {
+		q := "?verdict=" + url.QueryEscape("앞 회차를 기억 못 함")
+		body := c.ok("/runs/1" + q)
+		q = strings.ReplaceAll(q, "+", "%20")
+		mustContain(t, body, `href="/runs/1/records.jsonl`+q+`"`, `href="/runs/1/records.csv`+q+`"`)
+		csv := c.ok("/runs/1/records.csv" + q)
+		if n := strings.Count(csv, "\r\n"); n != 1+9 { // the header and the 9 recall failures
+			t.Errorf("CSV of the filter: %d lines, want 10", n)
+		}
+	})
 	t.Run("the records export honours the same query string", func(t *testing.T) {
 		p := c.get("/runs/1/records.jsonl?verdict=" + url.QueryEscape("앞 회차를 기억 못 함"))
 		if p.status != 200 || strings.Count(p.body, "\n") != 9 || !strings.Contains(p.header.Get("Content-Type"), "ndjson") {

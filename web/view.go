@@ -202,7 +202,8 @@ type runPage struct {
 	Disagree    *disagreePage // the static report only
 	DisagreeURL string
 	ReportURL   string
-	ExportURL   string
+	ExportURL   string // the records matching the filter as JSON Lines
+	CSVURL      string // the same records as CSV (web/export.go)
 }
 
 type pager struct {
@@ -269,8 +270,10 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 		p.Run.Review = fmt.Sprintf("/runs/%d/review", id)
 	}
 	p.ExportURL = fmt.Sprintf("/runs/%d/records.jsonl", id)
+	p.CSVURL = fmt.Sprintf("/runs/%d/records.csv", id)
 	if q := strings.TrimPrefix(f.URL("page", ""), f.base); q != "" {
 		p.ExportURL += q
+		p.CSVURL += q
 	}
 	if q := strings.TrimPrefix(f.URL("page", "", "turn", ""), f.base); q != "" {
 		p.ReportURL += q
