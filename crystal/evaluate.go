@@ -359,6 +359,10 @@ type preparedItem struct {
 	optsDone bool
 	opts     []Option // the item's options (AnswerCase.options)
 
+	cutsDone bool
+	cuts     []StepTruncation // the reference steps' truncations
+	cutsErr  error
+
 	trainDone bool
 	trainRefs []string // ref trimmed, empty steps dropped (TrainReward)
 	train     embedder.PreparedRef
@@ -384,6 +388,24 @@ func (p *preparedItem) similarities(ctx context.Context, pred []string) ([][]flo
 		return p.prep.Similarities(ctx, pred)
 	}
 	return p.sim.Similarities(ctx, pred, p.ref)
+}
+
+// truncations is truncations(ctx, tr, pred, p.ref) with the reference
+// side's cuts asked for once per item (an ONNX embedder tokenises each
+// reference step once, not once per model).
+func (p *preparedItem) truncations(ctx context.Context, tr embedder.Truncator, pred []string) ([]StepTruncation, error) {
+	out, err := truncations(ctx, tr, pred, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !p.cutsDone {
+		p.cutsDone = true
+		p.cuts, p.cutsErr = truncations(ctx, tr, nil, p.ref)
+	}
+	if p.cutsErr != nil {
+		return nil, p.cutsErr
+	}
+	return append(out, p.cuts...), nil
 }
 
 // trainReward is TrainReward(steps, answer, p.ref, gold) with the reference
@@ -455,7 +477,7 @@ func (sc scorer) item(ctx context.Context, it Item, preds map[string]Reply, ref 
 		s.Train = ref.trainReward(r.Steps, r.Answer, it.Answer)
 	}
 	if tr, ok := sc.sim.(embedder.Truncator); ok && len(r.Steps) > 0 && len(it.ReferenceSteps) > 0 {
-		if s.Truncated, err = truncations(ctx, tr, r.Steps, it.ReferenceSteps); err != nil {
+		if s.Truncated, err = ref.truncations(ctx, tr, r.Steps); err != nil {
 			return s, fmt.Errorf("item %q: %w", it.ID, err)
 		}
 	}
@@ -487,6 +509,9 @@ func truncations(ctx context.Context, tr embedder.Truncator, pred, ref []string)
 		name  string
 		steps []string
 	}{{"pred", pred}, {"ref", ref}} {
+		if len(side.steps) == 0 {
+			continue
+		}
 		cuts, err := tr.Truncations(ctx, side.steps)
 		if err != nil {
 			return nil, fmt.Errorf("truncation: %w", err)
