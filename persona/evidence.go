@@ -145,15 +145,18 @@ func sentencesEnd(f *Findings) string {
 
 func keptSummary(t *Turn, j *Judge, f *Findings) string {
 	var b strings.Builder
+	b.Grow(256) // most summaries fit: one allocation, not one per piece (issue 18)
 	switch {
 	case f.SpeechSkipped && t.ReplyText == nil:
 		b.WriteString("답장이 비어 있어 말투는 건너뛰었고")
 	case f.SpeechSkipped:
 		b.WriteString("답장에 한글 문장이 없어 말투는 건너뛰었고")
 	case t.FirstPerson == nil:
-		b.WriteString(sentencesEnd(f) + " 1인칭은 로그에 없어 말투만 견줬으며")
+		b.WriteString(sentencesEnd(f))
+		b.WriteString(" 1인칭은 로그에 없어 말투만 견줬으며")
 	default:
-		b.WriteString(sentencesEnd(f) + " 1인칭도 카드 그대로여서")
+		b.WriteString(sentencesEnd(f))
+		b.WriteString(" 1인칭도 카드 그대로여서")
 	}
 	if f.TermRow >= 0 {
 		lr := j.lexicon.rows[f.TermRow]
@@ -246,43 +249,60 @@ func speechOffSummary(t *Turn, c *cardRules, f *Findings) string {
 // "Evidence, summary, hedge"). The sentence for a null
 // named_entities alone is the seed's own.
 func hedge(t *Turn, f *Findings) *string {
-	var hs []string
+	var hs joiner
 	switch {
 	case f.SpeechSkipped && t.ReplyText == nil:
-		hs = append(hs, "답장이 비어 있어 말투 대조는 건너뛰었습니다.")
+		hs.add("답장이 비어 있어 말투 대조는 건너뛰었습니다.")
 	case f.SpeechSkipped:
-		hs = append(hs, "답장에 한글이 든 문장이 없어 말투 대조는 건너뛰었습니다.")
+		hs.add("답장에 한글이 든 문장이 없어 말투 대조는 건너뛰었습니다.")
 	case t.FirstPerson == nil:
-		hs = append(hs, "로그에 1인칭이 없어 1인칭 비교는 건너뛰고 말투만 견줬습니다.")
+		hs.add("로그에 1인칭이 없어 1인칭 비교는 건너뛰고 말투만 견줬습니다.")
 	}
 	if t.NamedEntities == nil {
 		if f.SpeechSkipped {
-			hs = append(hs, "등장 이름 목록이 비어 있어 세계관 대조도 건너뛰었습니다.")
+			hs.add("등장 이름 목록이 비어 있어 세계관 대조도 건너뛰었습니다.")
 		} else {
-			hs = append(hs, "등장 이름 목록이 비어 있어 세계관 대조는 건너뛰고 말투와 금지 소재만 맞춰 봤습니다.")
+			hs.add("등장 이름 목록이 비어 있어 세계관 대조는 건너뛰고 말투와 금지 소재만 맞춰 봤습니다.")
 		}
 	}
 	if f.RecallAsked && f.RecallRole == "" {
 		if t.UserMessage == nil {
-			hs = append(hs, "유저가 앞 이야기를 물었다고 표시됐지만 유저 메시지가 비어 있어 기억 대조는 건너뛰었습니다.")
+			hs.add("유저가 앞 이야기를 물었다고 표시됐지만 유저 메시지가 비어 있어 기억 대조는 건너뛰었습니다.")
 		} else {
-			hs = append(hs, "유저가 앞 이야기를 물었다고 표시됐지만 메시지에 카드의 관계어가 없어 기억 대조는 건너뛰었습니다.")
+			hs.add("유저가 앞 이야기를 물었다고 표시됐지만 메시지에 카드의 관계어가 없어 기억 대조는 건너뛰었습니다.")
 		}
 	}
 	if a := asidesSetAside(f.Reading.Asides); a != "" {
-		hs = append(hs, a)
+		hs.add(a)
 	}
 	if f.Reading.Mixed() {
-		hs = append(hs, "한 답장에 존댓말 "+countSentences(f.Reading.Polite)+"과 반말 "+countSentences(f.Reading.Plain())+"이 섞여 있습니다.")
+		hs.add("한 답장에 존댓말 ", countSentences(f.Reading.Polite), "과 반말 ", countSentences(f.Reading.Plain()), "이 섞여 있습니다.")
 	}
 	if !f.SpeechSkipped && t.HonorificLevel != nil && *t.HonorificLevel != f.Style {
-		hs = append(hs, "채팅 서버는 "+quoteWith(*t.HonorificLevel, euro)+" 표시했지만 종결 어미로 읽은 말투는 "+f.Style+"이라 서버 표시는 참고로만 남깁니다.")
+		hs.add("채팅 서버는 ", quoteWith(*t.HonorificLevel, euro), " 표시했지만 종결 어미로 읽은 말투는 ", f.Style, "이라 서버 표시는 참고로만 남깁니다.")
 	}
-	if len(hs) == 0 {
+	if hs.b.Len() == 0 {
 		return nil
 	}
-	s := strings.Join(hs, " ")
+	s := hs.b.String()
 	return &s
+}
+
+// joiner joins hedge sentences with one space, as strings.Join did, into
+// one buffer grown once (issue 18: a hedge was a slice, its pieces and the
+// join, four allocations or more; now two with the pointer).
+type joiner struct{ b strings.Builder }
+
+// add appends one sentence made of parts.
+func (j *joiner) add(parts ...string) {
+	if j.b.Len() == 0 {
+		j.b.Grow(256)
+	} else {
+		j.b.WriteByte(' ')
+	}
+	for _, p := range parts {
+		j.b.WriteString(p)
+	}
 }
 
 // asidesSetAside is the hedge sentence for the role-play asides the speech

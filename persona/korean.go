@@ -96,12 +96,14 @@ func quoteWith(s string, p particle) string { return quote(s) + p.after(bare(s))
 // countSentences returns "n 문장" in the native Korean counting the seed uses ("두
 // 문장"); from 11 on it writes the digits ("11개 문장").
 func countSentences(n int) string {
-	native := [...]string{"", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉", "열"}
 	if n >= 1 && n <= 10 {
-		return native[n] + " 문장"
+		return nativeSentences[n] // spelt out once: no allocation per summary (issue 18)
 	}
 	return strconv.Itoa(n) + "개 문장"
 }
+
+var nativeSentences = [...]string{"", "한 문장", "두 문장", "세 문장", "네 문장", "다섯 문장", "여섯 문장",
+	"일곱 문장", "여덟 문장", "아홉 문장", "열 문장"}
 
 // quoteList quotes names and joins them the way the seed does: 「리안」과
 // 「아카데미」 for two, 「A」·「B」·「C」 for more; the particle p follows the
