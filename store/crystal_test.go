@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"math"
@@ -172,14 +173,10 @@ func itemReplies(items []crystal.Item, runs []report.Run) []report.Run {
 	return out
 }
 
-// needPages skips a test of the page-by-page reads while migration 0007 is
-// not active yet (store/migrations/0007_crystal_pages.sql.pending waits for
-// 0006 to land).
+// needPages checks that a new store keeps CRYSTAL runs page by page
+// (migration 0007).
 func needPages(t *testing.T, db *DB) {
 	t.Helper()
-	if LatestSchemaVersion() < 7 {
-		t.Skip("migration 0007 (crystal pages) is still pending (store/migrations/0007_crystal_pages.sql.pending)")
-	}
 	if ok, err := db.crystalPagesSchema(context.Background()); err != nil || !ok {
 		t.Fatalf("schema %d has no crystal pages: %v", LatestSchemaVersion(), err)
 	}
@@ -373,4 +370,51 @@ func TestACrystalRunKeepsItsImagesByReference(t *testing.T) {
 			t.Fatalf("%d runs, want 1", len(list))
 		}
 	})
+}
+
+func TestACrystalRunSavedBeforeMigration0007IsStillReadWhole(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	items, runs, tab := demoTable(t)
+	saved, err := db.SaveCrystalRun(ctx, CrystalRunMeta{Name: "old"}, items, runs, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What migration 0003's SaveCrystalRun wrote: the whole table and the
+	// inputs, one evidence row per model × item, no item or score rows.
+	whole, _ := json.Marshal(tab)
+	in, _ := json.Marshal(crystalInputs{Items: items, Runs: runs})
+	if _, err := db.sql.Exec("DELETE FROM crystal_score; DELETE FROM crystal_item"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.Exec("UPDATE crystal_run SET paged = 0, tables = ?, inputs = ? WHERE id = ?", string(whole), string(in), saved.ID); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := db.sql.Prepare("INSERT INTO crystal_evidence (run_id, seq, model, item_id, evidence) VALUES (?, ?, ?, ?, ?)")
+	defer st.Close()
+	for seq, e := range tab.Evidence(items, runs) {
+		b, _ := json.Marshal(e)
+		if _, err := st.Exec(saved.ID, seq, e.Model, e.ID, string(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := db.CrystalRun(ctx, saved.ID)
+	if err != nil || info.Paged {
+		t.Fatalf("info %+v, %v; want not paged", info, err)
+	}
+	gotItems, gotRuns, gotTab, err := db.CrystalTable(ctx, saved.ID)
+	if err != nil || !reflect.DeepEqual(gotItems, items) || !reflect.DeepEqual(gotRuns, runs) ||
+		!reflect.DeepEqual(gotTab.Rows[2].Report.PerItem, tab.Rows[2].Report.PerItem) {
+		t.Fatalf("the old run does not read back whole: %v", err)
+	}
+	page, total, err := db.CrystalEvidence(ctx, saved.ID, 10, 40)
+	if err != nil || total != 45 || !reflect.DeepEqual(page, tab.Evidence(items, runs)[40:]) {
+		t.Fatalf("old evidence rows: %d of %d, %v", len(page), total, err)
+	}
+	if _, err := db.CrystalItems(ctx, saved.ID, CrystalItemQuery{Model: -1, After: -1, Before: -1, Limit: 10}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("CrystalItems of an old run: %v, want ErrInvalid", err)
+	}
+	if _, err := db.CrystalItem(ctx, saved.ID, items[0].ID); !errors.Is(err, ErrInvalid) {
+		t.Errorf("CrystalItem of an old run: %v, want ErrInvalid", err)
+	}
 }

@@ -18,8 +18,8 @@ import (
 	"evident/web"
 )
 
-// pagedStore opens a store file that keeps CRYSTAL runs page by page
-// (schema 0007), skipping while that migration is pending.
+// pagedStore opens a store file, which keeps CRYSTAL runs page by page
+// (schema 0007).
 func pagedStore(t *testing.T, path string) *store.DB {
 	t.Helper()
 	db, err := store.Open(context.Background(), path)
@@ -27,9 +27,6 @@ func pagedStore(t *testing.T, path string) *store.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if store.LatestSchemaVersion() < 7 {
-		t.Skip("migration 0007 (crystal pages) is still pending (store/migrations/0007_crystal_pages.sql.pending)")
-	}
 	if ok, err := db.CrystalPaged(context.Background()); err != nil || !ok {
 		t.Fatalf("schema %d keeps no crystal pages: %v", store.LatestSchemaVersion(), err)
 	}
