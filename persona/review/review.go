@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"evident/persona"
 	"evident/persona/speech"
@@ -63,60 +62,58 @@ func Sample(runID int64, ids []string, n int) []int {
 
 // ForbiddenSample returns the positions in recs of the forbidden-topic queue:
 // up to SampleSize records with verdict 금지 소재 접촉, sampled by Sample with
-// the run id, in run order.
+// the run id, in run order (ForbiddenQueue over recs).
 func ForbiddenSample(runID int64, recs []persona.Record) []int {
-	var ids []string
-	var pos []int
+	q := NewForbiddenQueue(runID)
 	for i := range recs {
-		if recs[i].Verdict == persona.ForbiddenTopic {
-			ids = append(ids, recs[i].TurnID)
-			pos = append(pos, i)
-		}
+		q.Add(&recs[i])
 	}
-	picked := Sample(runID, ids, SampleSize)
-	for k, p := range picked {
-		picked[k] = pos[p]
+	var out []int
+	for _, it := range q.Result().Sample {
+		out = append(out, it.Pos)
 	}
-	return picked
+	return out
 }
 
 // NameGroup is one off-canon name of one character in a run.
 type NameGroup struct {
-	CharacterID, Name string
+	CharacterID string `json:"character_id"`
+	Name        string `json:"name"`
 	// Turns are the positions in recs of the records listing the name in
 	// off_canon_entities, in run order (whatever their verdict: a forbidden
-	// topic outranks an off-canon name).
-	Turns []int
+	// topic outranks an off-canon name). Only OffCanonNames fills it in;
+	// NameQueue keeps Count, ByVerdict and Examples instead.
+	Turns []int `json:"-"`
+	// Count is how many records list the name (len(Turns)); ByVerdict
+	// counts them per verdict; Examples are the first NameExamples of them.
+	Count     int                     `json:"count"`
+	ByVerdict map[persona.Verdict]int `json:"by_verdict"`
+	Examples  []Item                  `json:"examples"`
 }
 
 // OffCanonNames groups every name of off_canon_entities in recs by
-// character and name, most turns first (ties: first appearance in the run).
+// character and name, most turns first (ties: first appearance in the run):
+// NameQueue over recs, with Turns filled in.
 func OffCanonNames(recs []persona.Record) []NameGroup {
-	index := map[string]int{}
-	var out []NameGroup
+	q := NewNameQueue()
+	q.keepTurns = true
 	for i := range recs {
-		r := &recs[i]
-		for _, n := range r.OffCanonEntities {
-			k := OffCanonKey(r.CharacterID, n)
-			g, ok := index[k]
-			if !ok {
-				g = len(out)
-				index[k] = g
-				out = append(out, NameGroup{CharacterID: r.CharacterID, Name: n})
-			}
-			if t := out[g].Turns; len(t) == 0 || t[len(t)-1] != i {
-				out[g].Turns = append(out[g].Turns, i)
-			}
-		}
+		q.Add(&recs[i])
 	}
-	slices.SortStableFunc(out, func(a, b NameGroup) int { return cmp.Compare(len(b.Turns), len(a.Turns)) })
+	out := q.Result().Groups
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 
 // Mixed is a reply read with both 존댓말 and 반말 sentences.
 type Mixed struct {
-	Pos     int // position in recs
-	Reading speech.Reading
+	Pos    int    `json:"pos"` // position in recs
+	TurnID string `json:"turn_id"`
+	// Reading is the reply as the profile reads it (not stored: the
+	// screen reads the reply again).
+	Reading speech.Reading `json:"-"`
 }
 
 // Unknown is a reply read 반말 in every sentence whose last 어절 (the last
@@ -126,15 +123,16 @@ type Mixed struct {
 // review through this list even when no sentence of it reads 존댓말 (seed:
 // "확인하셨습니까?" alone).
 type Unknown struct {
-	Pos     int // position in recs
-	Reading speech.Reading
+	Pos     int            `json:"pos"` // position in recs
+	TurnID  string         `json:"turn_id"`
+	Reading speech.Reading `json:"-"` // as Mixed.Reading
 	// Word is the reply's last 어절.
-	Word string
+	Word string `json:"word"`
 	// Candidates are the endings derived from Word that the queue proposes
 	// (see Candidate; polite shape, and Word reads 존댓말 with it added), in
 	// the order of EndingReview.Candidates; empty when there is none, and
 	// the item's only action is to be marked seen (SeenKey, EndingSeen).
-	Candidates []string
+	Candidates []string `json:"candidates"`
 }
 
 // Candidate is an ending the endings queue proposes. It is derived from a
@@ -147,18 +145,18 @@ type Unknown struct {
 // as 필요 under extended still wins, so 필요 is never proposed).
 type Candidate struct {
 	// Ending is the proposed ending, as it would be written in the profile.
-	Ending string
+	Ending string `json:"ending"`
 	// Sentences counts the 반말-read sentences of the run's mixed replies
 	// whose last 어절 gives Ending; Words are those 어절, distinct, in
-	// order of appearance.
-	Sentences int
-	Words     []string
+	// order of appearance, the first MaxWords of them.
+	Sentences int      `json:"sentences"`
+	Words     []string `json:"words"`
 	// Finals counts the run's Unknown replies whose last 어절 gives Ending.
-	Finals int
+	Finals int `json:"finals"`
 	// Flips counts the run's replies read 반말 that would read 존댓말 with
 	// Ending added to the profile (one of their sentences' last 어절 would;
 	// Unknown replies are among them).
-	Flips int
+	Flips int `json:"flips"`
 }
 
 // EndingReview is the endings queue of a run: the mixed-style sample, the
@@ -181,130 +179,36 @@ type EndingReview struct {
 }
 
 // ReviewEndings reads every reply of the run with profile p (the run's,
-// ProfileOf) and builds the endings queue. reply returns a turn's
-// reply_text (false when null or unknown).
+// ProfileOf) and builds the endings queue (EndingQueue over recs, every
+// mixed and unknown-final reply kept). reply returns a turn's reply_text
+// (false when null or unknown).
 func ReviewEndings(runID int64, p *speech.Profile, recs []persona.Record, reply func(turnID string) (string, bool)) EndingReview {
-	var out EndingReview
-	type tally struct {
-		c    Candidate
-		seen map[string]bool
-	}
-	cands := map[string]*tally{}
-	var order []string
-	// with caches the profile with one candidate added; a nil entry marks
-	// a form that is no candidate (wrong shape or already listed).
-	with := map[string]*speech.Profile{}
-	// proposed lists the candidate forms derived from word w.
-	proposed := func(w string) []string {
-		var es []string
-		for _, e := range forms(w) {
-			q, seen := with[e]
-			if !seen {
-				if PoliteShape(e) && !HasEnding(p, e) {
-					q = p.With([]string{e}, nil)
-				}
-				with[e] = q
-			}
-			if q != nil && q.Ending(w) != "" {
-				es = append(es, e)
-			}
-		}
-		return es
-	}
-	get := func(e string) *tally {
-		t := cands[e]
-		if t == nil {
-			t = &tally{c: Candidate{Ending: e}, seen: map[string]bool{}}
-			cands[e] = t
-			order = append(order, e)
-		}
-		return t
-	}
-	var banmal [][]string // last words of the run's 반말 replies
+	q := NewEndingQueue(runID, p)
+	q.keepAll = true
 	for i := range recs {
 		text, ok := reply(recs[i].TurnID)
-		if !ok {
-			continue
-		}
-		rd := p.Read(text)
-		switch {
-		case rd.Style() == speech.Banmal:
-			words := make([]string, len(rd.Sentences))
-			for k, s := range rd.Sentences {
-				words[k] = s.LastWord
-			}
-			banmal = append(banmal, words)
-			if last := words[len(words)-1]; !PlainFinal(last) {
-				out.Unknown = append(out.Unknown, Unknown{Pos: i, Reading: rd, Word: last})
-			}
-			continue
-		case rd.Polite == 0 || rd.Polite == len(rd.Sentences):
-			continue
-		}
-		out.Mixed = append(out.Mixed, Mixed{Pos: i, Reading: rd})
-		for _, s := range rd.Sentences {
-			if s.Polite() {
-				continue
-			}
-			for _, e := range proposed(s.LastWord) {
-				t := get(e)
-				t.c.Sentences++
-				if !t.seen[s.LastWord] {
-					t.seen[s.LastWord] = true
-					t.c.Words = append(t.c.Words, s.LastWord)
-				}
-			}
-		}
+		q.Add(&recs[i], text, ok)
 	}
-	for k := range out.Unknown {
-		u := &out.Unknown[k]
-		u.Candidates = proposed(u.Word)
-		for _, e := range u.Candidates {
-			get(e).c.Finals++
+	r := q.Result()
+	out := EndingReview{Mixed: q.allMixed, Candidates: r.Candidates}
+	if len(out.Candidates) == 0 {
+		out.Candidates = nil
+	}
+	for _, u := range q.allUnknown {
+		out.Unknown = append(out.Unknown, r.ranked(u))
+	}
+	out.Sample = positions(out.Mixed, r.MixedSample, func(m Mixed) int { return m.Pos })
+	out.UnknownSample = positions(out.Unknown, r.UnknownSample, func(u Unknown) int { return u.Pos })
+	return out
+}
+
+// positions returns the indexes in all (ordered by pos) of the sampled items.
+func positions[T any](all, sample []T, pos func(T) int) []int {
+	var out []int
+	for _, s := range sample {
+		if i, ok := slices.BinarySearchFunc(all, pos(s), func(a T, p int) int { return cmp.Compare(pos(a), p) }); ok {
+			out = append(out, i)
 		}
-	}
-	ids := make([]string, len(out.Mixed))
-	for k, m := range out.Mixed {
-		ids[k] = recs[m.Pos].TurnID
-	}
-	out.Sample = Sample(runID, ids, SampleSize)
-	ids = ids[:0]
-	for _, u := range out.Unknown {
-		ids = append(ids, recs[u.Pos].TurnID)
-	}
-	out.UnknownSample = Sample(runID, ids, SampleSize)
-	// A 반말 reply flips when one of its last words gives the candidate and
-	// the profile with the candidate added reads it as 존댓말 (a noun
-	// exception still wins).
-	for _, words := range banmal {
-		flipped := map[string]bool{}
-		for _, w := range words {
-			for _, e := range forms(w) {
-				if t := cands[e]; t != nil && !flipped[e] && with[e].Ending(w) != "" {
-					flipped[e] = true
-					t.c.Flips++
-				}
-			}
-		}
-	}
-	for _, e := range order {
-		out.Candidates = append(out.Candidates, cands[e].c)
-	}
-	slices.SortStableFunc(out.Candidates, func(a, b Candidate) int {
-		if c := cmp.Compare(b.Sentences, a.Sentences); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Flips, b.Flips); c != 0 {
-			return c
-		}
-		return cmp.Compare(utf8.RuneCountInString(b.Ending), utf8.RuneCountInString(a.Ending))
-	})
-	rank := make(map[string]int, len(out.Candidates))
-	for k, c := range out.Candidates {
-		rank[c.Ending] = k
-	}
-	for k := range out.Unknown {
-		slices.SortStableFunc(out.Unknown[k].Candidates, func(a, b string) int { return cmp.Compare(rank[a], rank[b]) })
 	}
 	return out
 }
