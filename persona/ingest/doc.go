@@ -32,15 +32,17 @@
 //   - A JSON array is cut by a bracket- and string-aware splitter rather than
 //     json.Decoder, because json.Decoder cannot go on after a syntax error
 //     inside one element, and such an element must become a reject.
-//   - A chat_turn JSON row is read with github.com/json-iterator/go in its
-//     encoding/json-compatible configuration (about 2.6 µs with syntax
-//     validation for a 360-byte Korean row, against about 4 µs for
-//     encoding/json on the same machine); when it fails, encoding/json, the
-//     reference, decodes the row again and words the error with line and
-//     column. A differential fuzz test holds the two to the same result.
-//     (goccy/go-json was faster but trips the race detector's checkptr; see
-//     github.com/goccy/go-json issue 577.) Cards and lexicon rows, a few per
-//     run, use encoding/json only.
+//   - A chat_turn JSON row is read by this package's own one-pass scanner
+//     (turnscan.go, issue 18), which validates the row (syntax, UTF-8, object)
+//     and decodes the twelve columns at once, the row's text copied into one
+//     string whose substrings the cells are (4 allocations per row, where
+//     json-iterator after json.Valid and utf8.Valid took 35). It takes a row
+//     only when its result is certainly encoding/json's; any other row (bad,
+//     a repeated column, a key that needs encoding/json's case folding, a
+//     surrogate escape) is decoded again by encoding/json, the reference,
+//     which words the error with line and column, so messages are as before.
+//     FuzzScanTurn holds the scanner to encoding/json. Cards and lexicon
+//     rows, a few per run, use encoding/json only.
 //   - In CSV an empty cell is null (or absent) for nullable columns, so an
 //     empty user_message or reply_text string cannot be written in CSV.
 //   - An empty string or null element in a list column (named_entities,
