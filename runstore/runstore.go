@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"evident/persona"
@@ -175,30 +176,55 @@ func Import(ctx context.Context, db *store.DB, t Tables, o Options) (Imported, e
 	return out, nil
 }
 
-// runSink stores a run's records and rejects in a RunWriter, then hands the
-// records to also.
+// runSink stores a run's records and rejects in a RunWriter (and, for a
+// run judged as it is imported, each record's turn in the Importer), tallies
+// the ten checks the checker found for each record, then hands the records
+// to also.
 type runSink struct {
-	w    *store.RunWriter
-	also batch.Sink
+	w      *store.RunWriter
+	im     *store.Importer // nil: the dataset is already stored
+	checks *checker
+	tally  *checkTally
+	also   batch.Sink
+	n      int // records stored so far
+	// reject, when set, receives each rejected turn row (Run's import);
+	// stop then ends the storing of rows after the first (a strict import
+	// that will roll back: the rows are still judged, to list every reject).
+	reject func(persona.Reject)
+	stop   bool
 }
 
-func (s runSink) Wants() batch.Want { return batch.WantRecords }
+func (s *runSink) Wants() batch.Want { return batch.WantRecords }
 
-func (s runSink) Records(_ []byte, recs []batch.Judged) error {
+func (s *runSink) Records(_ []byte, recs []batch.Judged) error {
 	for i := range recs {
 		jd := &recs[i]
+		o, ok := s.checks.take(jd)
+		s.n++
+		s.tally.add(s.n, jd.Turn.TurnID, o, ok)
+		if s.stop {
+			continue
+		}
+		if s.im != nil {
+			if err := s.im.AddTurn(&jd.Turn); err != nil {
+				return err
+			}
+		}
 		if err := s.w.Add(jd.Record, &jd.Turn, store.WithSummary(jd.Summary.Source, jd.Summary.RejectedBy)); err != nil {
 			return fmt.Errorf("record %s: %w", jd.Turn.TurnID, err)
 		}
 	}
-	if s.also != nil {
+	if s.also != nil && !s.stop {
 		return s.also.Records(nil, recs)
 	}
 	return nil
 }
 
-func (s runSink) Rejects(rs []persona.Reject) error {
+func (s *runSink) Rejects(rs []persona.Reject) error {
 	for _, r := range rs {
+		if s.reject != nil {
+			s.reject(r)
+		}
 		if err := s.w.Reject(r); err != nil {
 			return err
 		}
@@ -206,9 +232,9 @@ func (s runSink) Rejects(rs []persona.Reject) error {
 	return nil
 }
 
-func (runSink) Tally(persona.Tally) error { return nil }
+func (*runSink) Tally(persona.Tally) error { return nil }
 
-func (s runSink) Counted(n int) {
+func (s *runSink) Counted(n int) {
 	if c, ok := s.also.(batch.Counter); ok {
 		c.Counted(n)
 	}
@@ -229,8 +255,9 @@ func datasetTables(ctx context.Context, db *store.DB, datasetID int64) (turns, c
 // JudgeDataset judges a stored dataset with o.Profile into a new run and
 // returns it. rejects (an import's) are stored on the run and counted in its
 // tally. The judge reads the dataset straight from the store (store.Source),
-// twice, as it reads a file: nothing is copied. Options.Name, Strict and
-// Reject are not read.
+// twice, as it reads a file: nothing is copied. The ten checks are run on
+// each record as it is judged (checks.go) and stored with the run's summary
+// (Summarize's figures). Options.Name, Strict and Reject are not read.
 func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options, rejects []persona.Reject) (store.RunInfo, error) {
 	p := o.Profile
 	if p == nil {
@@ -265,9 +292,10 @@ func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options,
 			return store.RunInfo{}, err
 		}
 	}
+	sink := &runSink{w: w, checks: newChecker(j, o.Summarizer), tally: newCheckTally(), also: o.Also}
 	run := batch.Run{Judge: j, Turns: turns, Workers: o.Workers, TempDir: o.TempDir,
-		Summarizer: o.Summarizer, SummarizeConcurrency: o.SummarizeConcurrency}
-	tally, err := run.Do(ctx, runSink{w: w, also: o.Also})
+		Summarizer: sink.checks, SummarizeConcurrency: o.SummarizeConcurrency}
+	tally, err := run.Do(ctx, sink)
 	if err != nil {
 		return store.RunInfo{}, err
 	}
@@ -279,7 +307,7 @@ func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options,
 	if err != nil {
 		return info, err
 	}
-	if _, err := Summarize(ctx, db, info); err != nil {
+	if _, err := summarize(ctx, db, info, &sink.tally.sc); err != nil {
 		return info, errSummary(info.ID, err)
 	}
 	return info, nil
@@ -291,18 +319,151 @@ type Result struct {
 	Run store.RunInfo
 }
 
-// Run imports the tables (Import) and judges the dataset (JudgeDataset),
-// keeping the import's rejects on the run.
+// Run imports the tables and judges them into a run in one pass (issue 13:
+// judge once): one batch.Run over the input files, with the judge built
+// from the cards and lexicon as they are stored, whose sink stores each
+// accepted turn in the dataset (store.Importer) and its record in the run
+// (Importer.BeginRun), with the rejects policy of Import and evident judge.
+// The dataset commits first, then the run; the run's fingerprints are those
+// of the stored tables (store.Importer.TurnsFingerprint and the stored card
+// and lexicon Sources). The result is the same dataset and the same run as
+// Import followed by JudgeDataset (tested): the run is the judgement of
+// what the store holds. Errors are Import's (nothing stored) until the
+// dataset commits; a run that then fails to commit leaves the dataset
+// without a run ("dataset N was imported but not judged").
 func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error) {
-	imp, err := Import(ctx, db, t, o)
+	p := o.Profile
+	if p == nil {
+		p = speech.Seed()
+	}
+	var out Result
+	reject := func(r persona.Reject) {
+		out.Rejects = append(out.Rejects, r)
+		if o.Reject != nil {
+			o.Reject(r)
+		}
+	}
+	cards, crej, err := batch.LoadCards(t.Cards)
 	if err != nil {
 		return Result{}, err
 	}
-	run, err := JudgeDataset(ctx, db, imp.DatasetID, o, imp.Rejects)
+	lex, lrej, err := batch.LoadLexicon(t.Lexicon)
 	if err != nil {
-		return Result{Imported: imp}, fmt.Errorf("dataset %d was imported but not judged: %w", imp.DatasetID, err)
+		return Result{}, err
 	}
-	return Result{Imported: imp, Run: run}, nil
+	for _, r := range append(crej, lrej...) {
+		reject(r)
+	}
+	j, err := persona.NewJudge(cards, lex, p)
+	if err != nil {
+		return Result{}, err
+	}
+	name := o.Name
+	if name == "" {
+		name = t.Turns.Name()
+	}
+	im, err := db.BeginImport(ctx, name)
+	if err != nil {
+		return Result{}, err
+	}
+	defer im.Rollback()
+	for _, c := range cards {
+		if err := im.AddCard(c); err != nil {
+			return Result{}, err
+		}
+	}
+	for _, r := range lex {
+		if err := im.AddLexicon(r); err != nil {
+			return Result{}, err
+		}
+	}
+	w, err := im.BeginRun(store.RunMeta{Profile: p.Name, Endings: Endings(p), PromptVersion: o.PromptVersion})
+	if err != nil {
+		return Result{}, err
+	}
+	defer w.Rollback() // before the import's: a run goes before its dataset
+	for _, r := range out.Rejects {
+		if err := w.Reject(r); err != nil {
+			return Result{}, err
+		}
+	}
+	sink := &runSink{w: w, im: im, checks: newChecker(j, o.Summarizer), tally: newCheckTally(), also: o.Also}
+	// A strict import with a reject rolls back: its rows are still judged,
+	// to list every reject, but no longer stored.
+	sink.stop = o.Strict && len(out.Rejects) > 0
+	sink.reject = func(r persona.Reject) {
+		reject(r)
+		sink.stop = sink.stop || o.Strict
+	}
+	run := batch.Run{Judge: j, Turns: t.Turns, Workers: o.Workers, TempDir: o.TempDir,
+		Summarizer: sink.checks, SummarizeConcurrency: o.SummarizeConcurrency}
+	tally, err := run.Do(ctx, sink)
+	if err != nil {
+		return Result{}, err
+	}
+	if o.Strict && len(out.Rejects) > 0 {
+		return Result{}, &RejectsError{Rejects: out.Rejects}
+	}
+	if tally.Judged == 0 {
+		if len(out.Rejects) > 0 {
+			return Result{}, &RejectsError{Rejects: out.Rejects}
+		}
+		return Result{}, ErrEmpty
+	}
+	turnsSum := im.TurnsFingerprint()
+	id, err := im.Commit()
+	if err != nil {
+		return Result{}, err
+	}
+	out.DatasetID, out.Turns, out.Cards, out.Lexicon = id, tally.Judged, len(cards), len(lex)
+	tally.Rejected += len(crej) + len(lrej)
+	info, err := commitImportedRun(ctx, db, id, w, turnsSum, tally)
+	if err != nil {
+		return Result{Imported: out.Imported}, fmt.Errorf("dataset %d was imported but not judged: %w", id, err)
+	}
+	out.Run = info
+	if _, err := summarize(ctx, db, info, &sink.tally.sc); err != nil {
+		return out, fmt.Errorf("dataset %d: %w", id, errSummary(info.ID, err))
+	}
+	return out, nil
+}
+
+// commitImportedRun sets the fingerprints of the stored tables on a run
+// judged while dataset id was imported and commits it.
+func commitImportedRun(ctx context.Context, db *store.DB, id int64, w *store.RunWriter, turnsSum string, tally persona.Tally) (store.RunInfo, error) {
+	_, cards, lexicon, err := datasetTables(ctx, db, id)
+	if err != nil {
+		return store.RunInfo{}, err
+	}
+	for table, s := range map[string]*store.Source{store.TableCards: cards, store.TableLexicon: lexicon} {
+		if err := readThrough(s); err != nil {
+			return store.RunInfo{}, err
+		}
+		if sum, ok := s.Fingerprint(); ok {
+			w.SetFingerprint(table, sum)
+		}
+	}
+	w.SetFingerprint(store.TableTurns, turnsSum)
+	return w.Commit(tally)
+}
+
+// readThrough reads a (small) source to its end, so its Fingerprint is set.
+func readThrough(s ingest.Source) error {
+	rows, err := s.Open()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var buf []ingest.Raw
+	for {
+		buf, err = rows.ReadRows(buf[:0], 1000, 1<<20)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // JudgeToStore is evident judge --db: it imports the three tables (rejected

@@ -24,6 +24,11 @@ const MaxStoredFailures = 100
 type StoredChecks struct {
 	Report   batch.CheckReport `json:"report"`
 	Failures int               `json:"failures"`
+	// SchemaChecked is how many records were validated against the output
+	// schema: all of them when the checks ran over the stored run (Check),
+	// the first 10,000 and every 100th after when they ran as the run was
+	// judged (checks.go). Absent (0) in summaries stored before it.
+	SchemaChecked int `json:"schema_checked,omitempty"`
 }
 
 // Summarize computes what the screen shows for the whole committed run and
@@ -37,21 +42,35 @@ type StoredChecks struct {
 // model pairs and the disagreeing prompt ids — the same figures as
 // evalrun.CompareModels and evalrun.FindDisagreements over all records.
 func Summarize(ctx context.Context, db *store.DB, run store.RunInfo) (store.RunSummary, error) {
-	s, err := db.CountRun(ctx, run.ID, true)
-	if err != nil {
-		return store.RunSummary{}, err
-	}
 	rep, err := Check(ctx, db, run)
 	switch {
 	case ctx.Err() != nil:
 		return store.RunSummary{}, ctx.Err()
 	case err != nil:
-		s.ChecksErr = err.Error()
-	default:
-		sc := StoredChecks{Report: *rep, Failures: len(rep.Failures)}
-		if len(sc.Report.Failures) > MaxStoredFailures {
-			sc.Report.Failures = sc.Report.Failures[:MaxStoredFailures]
-		}
+		return summarizeChecks(ctx, db, run, nil, err.Error())
+	}
+	sc := StoredChecks{Report: *rep, Failures: len(rep.Failures), SchemaChecked: rep.Records}
+	if len(sc.Report.Failures) > MaxStoredFailures {
+		sc.Report.Failures = sc.Report.Failures[:MaxStoredFailures]
+	}
+	return summarizeChecks(ctx, db, run, &sc, "")
+}
+
+// summarize is Summarize with the checks already run (as the run was
+// judged: checks.go), so nothing holds the run's turns.
+func summarize(ctx context.Context, db *store.DB, run store.RunInfo, sc *StoredChecks) (store.RunSummary, error) {
+	return summarizeChecks(ctx, db, run, sc, "")
+}
+
+// summarizeChecks stores the run's summary with the checks sc, or with
+// checksErr saying why there are none.
+func summarizeChecks(ctx context.Context, db *store.DB, run store.RunInfo, sc *StoredChecks, checksErr string) (store.RunSummary, error) {
+	s, err := db.CountRun(ctx, run.ID, true)
+	if err != nil {
+		return store.RunSummary{}, err
+	}
+	s.ChecksErr = checksErr
+	if sc != nil {
 		if s.Checks, err = json.Marshal(sc); err != nil {
 			return store.RunSummary{}, err
 		}

@@ -1,11 +1,15 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"time"
 
@@ -45,6 +49,14 @@ type Importer struct {
 	done bool
 
 	turns, cards, lexicon int
+
+	// committed: Commit succeeded (a run begun with BeginRun may commit).
+	committed bool
+	// turnSum hashes the chat_turn rows as DatasetTable's Source encodes
+	// them (TurnsFingerprint); enc writes into turnBuf.
+	turnSum hash.Hash
+	turnBuf bytes.Buffer
+	turnEnc *json.Encoder
 }
 
 // The statements of an import's batch, by pendingRow.stmt.
@@ -83,7 +95,9 @@ func (db *DB) BeginImport(ctx context.Context, name string) (*Importer, error) {
 	if err := db.reclaim(ctx); err != nil {
 		return nil, fmt.Errorf("store: begin import: %w", err)
 	}
-	im := &Importer{db: db, ctx: ctx}
+	im := &Importer{db: db, ctx: ctx, turnSum: sha256.New()}
+	im.turnEnc = json.NewEncoder(&im.turnBuf)
+	im.turnEnc.SetEscapeHTML(false)
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "INSERT INTO dataset (name, imported_at, complete) VALUES (?, ?, 0)", name, db.stamp())
 		if err != nil {
@@ -164,8 +178,22 @@ func (im *Importer) AddTurn(t *persona.Turn) error {
 	if err != nil {
 		return err
 	}
+	im.turnBuf.Reset()
+	if err := im.turnEnc.Encode(t); err != nil {
+		return im.fail(fmt.Errorf("store: turn %q: %w", t.TurnID, err))
+	}
+	im.turnSum.Write(im.turnBuf.Bytes()) // the row's JSON and its "\n"
 	im.turns++
 	return nil
+}
+
+// TurnsFingerprint is the sha256 (hex) of the chat_turn rows added so far
+// as JSON Lines, equal to the Fingerprint of the dataset's TableTurns
+// Source once it is read to the end (the same encoding of the same rows):
+// a run judged while its dataset is imported (BeginRun) stores it without
+// reading the table back.
+func (im *Importer) TurnsFingerprint() string {
+	return hex.EncodeToString(im.turnSum.Sum(nil))
 }
 
 // AddCard appends one character_card row; a character_id already in this
@@ -232,7 +260,7 @@ func (im *Importer) Commit() (int64, error) {
 		im.Rollback()
 		return 0, im.err
 	}
-	im.done = true
+	im.done, im.committed = true, true
 	im.lk.release()
 	return im.id, nil
 }

@@ -83,6 +83,10 @@ type RunWriter struct {
 	enc     *json.Encoder
 
 	fpsChanged bool // SetFingerprint was called
+
+	// im is the import this run judges as it is written (Importer.BeginRun);
+	// nil for a run of a committed dataset or of files.
+	im *Importer
 }
 
 // The statements of a run's batch, by pendingRow.stmt.
@@ -116,6 +120,27 @@ var runCommitHooks []func(ctx context.Context, tx *sql.Tx, runID int64) error
 // dataset, ErrReadOnly on a DB from OpenReadOnly, or when the write lock
 // cannot be had within BusyTimeout.
 func (db *DB) BeginRun(ctx context.Context, meta RunMeta) (*RunWriter, error) {
+	return db.beginRun(ctx, meta, nil)
+}
+
+// BeginRun starts a run of the dataset im is importing, so one pass over
+// the input can store both the turns and their verdicts (runstore.Run
+// judges once instead of judging the files and then the store): meta's
+// DatasetID is set to im.ID(). The run is written in its own batches, as
+// any run is; its Commit fails with ErrInvalid (and rolls the run back)
+// unless im has committed first, so the run never becomes visible before
+// its dataset. If the process dies before both commit, reclaim removes the
+// run first, then the import. Fails as DB.BeginRun does, and with
+// ErrClosed when im has ended.
+func (im *Importer) BeginRun(meta RunMeta) (*RunWriter, error) {
+	if err := im.check(); err != nil {
+		return nil, err
+	}
+	meta.DatasetID = im.id
+	return im.db.beginRun(im.ctx, meta, im)
+}
+
+func (db *DB) beginRun(ctx context.Context, meta RunMeta, im *Importer) (*RunWriter, error) {
 	if db.readOnly {
 		return nil, fmt.Errorf("store: begin run: %w: %s", ErrReadOnly, db.path)
 	}
@@ -141,7 +166,7 @@ func (db *DB) BeginRun(ctx context.Context, meta RunMeta) (*RunWriter, error) {
 	if err := db.reclaim(ctx); err != nil {
 		return nil, fmt.Errorf("store: begin run: %w", err)
 	}
-	w := &RunWriter{ctx: ctx, db: db, started: db.stamp(), counts: map[persona.Verdict]int{}}
+	w := &RunWriter{ctx: ctx, db: db, started: db.stamp(), counts: map[persona.Verdict]int{}, im: im}
 	w.meta = meta
 	w.meta.Endings = append([]string{}, endings...)
 	w.meta.Fingerprints = map[string]string{}
@@ -152,8 +177,12 @@ func (db *DB) BeginRun(ctx context.Context, meta RunMeta) (*RunWriter, error) {
 	w.enc.SetEscapeHTML(false)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		if meta.DatasetID != 0 {
+			q := "SELECT count(*) FROM dataset WHERE id = ? AND complete = 1"
+			if im != nil {
+				q = "SELECT count(*) FROM dataset WHERE id = ? AND complete = 0" // still being imported by im
+			}
 			var n int
-			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM dataset WHERE id = ? AND complete = 1", meta.DatasetID).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, q, meta.DatasetID).Scan(&n); err != nil {
 				return err
 			}
 			if n == 0 {
@@ -311,6 +340,10 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 	if err := w.agrees(t); err != nil {
 		w.Rollback()
 		return RunInfo{}, err
+	}
+	if w.im != nil && !w.im.committed {
+		w.Rollback()
+		return RunInfo{}, fmt.Errorf("%w: run of dataset %d committed before its import", ErrInvalid, w.im.id)
 	}
 	byVerdict := map[persona.Verdict]int{}
 	for _, v := range persona.Verdicts {

@@ -318,6 +318,27 @@ func TestKilledHelper(t *testing.T) {
 				os.Exit(2)
 			}
 		}
+	case "importrun": // TestKilledImportRun
+		im, err := db.BeginImport(ctx, "killed")
+		if err != nil {
+			fmt.Println("begin:", err)
+			os.Exit(2)
+		}
+		w, err := im.BeginRun(testMeta)
+		if err != nil {
+			fmt.Println("begin run:", err)
+			os.Exit(2)
+		}
+		for i := range turns {
+			if err := im.AddTurn(&turns[i]); err != nil {
+				fmt.Println("add:", err)
+				os.Exit(2)
+			}
+			if err := w.Add(recs[i], &turns[i]); err != nil {
+				fmt.Println("add:", err)
+				os.Exit(2)
+			}
+		}
 	case "import":
 		im, err := db.BeginImport(ctx, "killed")
 		if err != nil {

@@ -141,7 +141,9 @@ func (db *DB) reclaim(ctx context.Context) error {
 		id   int64
 	}
 	var cands []target
-	for _, kind := range []string{"import", "run"} {
+	// Runs first: a dead run of a dead import (Importer.BeginRun) must go
+	// before its dataset, whose delete would otherwise meet the run's rows.
+	for _, kind := range []string{"run", "import"} {
 		k := writerKinds[kind]
 		rows, err := db.sql.QueryContext(ctx, "SELECT id FROM "+k.table+" WHERE "+k.incomplete+" ORDER BY id")
 		if err != nil {

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportedRun: a run judged while its dataset is imported
+// (Importer.BeginRun, runstore.Run's one pass).
+func TestImportedRun(t *testing.T) {
+	ctx := context.Background()
+	t.Run("the run and its dataset commit, import first, and read back as a run of the dataset", func(t *testing.T) {
+		db, _ := openFile(t)
+		db.batchRows = 7
+		turns, recs := synthSet(40)
+		im, err := db.BeginImport(ctx, "one pass")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := im.BeginRun(testMeta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range turns {
+			if err := im.AddTurn(&turns[i]); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Add(recs[i], &turns[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sum := im.TurnsFingerprint()
+		id, err := im.Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.SetFingerprint(TableTurns, sum)
+		run, err := w.Commit(tallyOf(recs, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.DatasetID != id {
+			t.Fatalf("run of dataset %d, want %d", run.DatasetID, id)
+		}
+		got, err := db.Records(ctx, run.ID, Filter{})
+		if err != nil || len(got) != 40 {
+			t.Fatalf("%d records, %v", len(got), err)
+		}
+		src, err := db.DatasetTable(ctx, id, TableTurns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := src.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := rows.ReadRows(nil, 16, 1<<20); err != nil {
+				break
+			}
+		}
+		want, ok := src.Fingerprint()
+		if !ok || want != sum || run.Fingerprints[TableTurns] != sum {
+			t.Errorf("TurnsFingerprint %s, stored table's %s (%v), run's %s", sum, want, ok, run.Fingerprints[TableTurns])
+		}
+	})
+	t.Run("a run committed before its import is refused and rolled back", func(t *testing.T) {
+		db := openMem(t)
+		turns, recs := synthSet(3)
+		im, err := db.BeginImport(ctx, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer im.Rollback()
+		w, err := im.BeginRun(testMeta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range turns {
+			if err := im.AddTurn(&turns[i]); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Add(recs[i], &turns[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Commit(tallyOf(recs, 0)); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("Commit before the import's: %v, want ErrInvalid", err)
+		}
+		if n := count(t, db, "run") + count(t, db, "verdict"); n != 0 {
+			t.Fatalf("%d run and verdict rows after the refused commit", n)
+		}
+		if _, err := im.Commit(); err != nil {
+			t.Fatalf("the import still commits: %v", err)
+		}
+	})
+	t.Run("rolling back the run and then the import leaves nothing", func(t *testing.T) {
+		db := openMem(t)
+		db.batchRows = 2
+		turns, recs := synthSet(9)
+		im, err := db.BeginImport(ctx, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := im.BeginRun(testMeta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range turns {
+			if err := im.AddTurn(&turns[i]); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Add(recs[i], &turns[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if err := im.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"dataset", "chat_turn", "run", "verdict"} {
+			if n := count(t, db, table); n != 0 {
+				t.Errorf("%d %s rows left", n, table)
+			}
+		}
+	})
+	t.Run("BeginRun on an ended import fails with ErrClosed", func(t *testing.T) {
+		db := openMem(t)
+		im, err := db.BeginImport(ctx, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		im.Rollback()
+		if _, err := im.BeginRun(testMeta); !errors.Is(err, ErrClosed) {
+			t.Errorf("err = %v, want ErrClosed", err)
+		}
+	})
+}
+
+// TestKilledImportRun: a process killed while it writes an import and its
+// run (batches of both committed) leaves neither visible, and the next Open
+// removes both, the run before the dataset it references.
+func TestKilledImportRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	path := t.TempDir() + "/evident.db"
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "EVIDENT_STORE_KILL_DB="+path, "EVIDENT_STORE_KILL_MODE=importrun")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ready") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	ro, err := OpenReadOnly(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := count(t, ro, "chat_turn"), count(t, ro, "verdict"); a != 20000 || b != 20000 {
+		t.Fatalf("%d chat_turn and %d verdict rows committed by the killed writer, want 20,000 each", a, b)
+	}
+	if rs, err := ro.Runs(context.Background()); err != nil || len(rs) != 0 {
+		t.Fatalf("runs %+v, %v", rs, err)
+	}
+	ro.Close()
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, table := range []string{"dataset", "chat_turn", "run", "verdict"} {
+		if n := count(t, db, table); n != 0 {
+			t.Errorf("%d %s rows left after the reclaim", n, table)
+		}
+	}
+	if got := lockFiles(t, path); len(got) != 0 {
+		t.Fatalf("lock files left after the reclaim: %q", got)
+	}
+}
