@@ -49,7 +49,7 @@
 //	POST /datasets/{id}/judge    judge a stored dataset again (speech profile), 303 to the run
 //	GET  /crystal                CRYSTAL score runs and the form that scores an upload
 //	POST /crystal/score          multipart refs, preds (several), images (several), name,
-//	                             profile seed|paper; scored and kept in memory, 303 to the run
+//	                             profile seed|paper; scored and kept in the store (db-N), 303 to the run
 //	GET  /crystal/{run}          the paper-style table per model and the item × model index;
 //	                             filters in the query string: model, outcome
 //	                             (correct|wrong|missing|unparseable|unmatched), q, page
@@ -156,16 +156,17 @@
 // (report.ReadRuns, the same as `evident crystal score`'s) and image
 // references (report.ResolveImage, internal/datauri). Files by role:
 // crystal.go (runs held, handlers), crystal_view.go (page values),
-// crystal_upload.go (the form).
+// crystal_upload.go (the form), crystal_store.go (runs read from the store).
 //
-//   - Runs live in memory for the server's lifetime; nothing is written to the
-//     store (the store's schema is the persona judge's, and `evident crystal
-//     score` has no --db). At start the embedded sample (crystal/demo) is
-//     scored twice with the lexical similarity: run "demo" (seed profile, the
+//   - At start the embedded sample (crystal/demo) is scored twice with the
+//     lexical similarity and kept in memory: run "demo" (seed profile, the
 //     numbers of crystal/demo/testdata/table_seed.golden) and "demo-paper".
-//     Uploads through POST /crystal/score get the numbers 1, 2, …; the ten
-//     most recent are kept, the oldest dropped first, and all are gone after a
-//     restart.
+//     Uploads through POST /crystal/score are saved in the store with the
+//     images their items name (store.SaveCrystalRun, issue 16 item 3) and
+//     listed, with the runs of `crystal score --db`, as db-N; they survive a
+//     restart and are read one page at a time (crystal_store.go). Only on a
+//     read-only store are uploads kept in memory instead (numbers 1, 2, …,
+//     the ten most recent, gone after a restart).
 //   - The screen scores with the lexical similarity only (word overlap, no
 //     model): the embedding similarity needs a model directory and an onnx
 //     build, which `evident crystal score` offers. Every page names the
