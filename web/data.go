@@ -12,45 +12,25 @@ import (
 	"evident/store"
 )
 
-// runData is what the screen keeps per run between requests. The run screen,
-// the models-disagree page and the report read only its head — the run row,
+// runData is what the screen keeps per run between requests: the run row,
 // its dataset row and the dataset's cards (small, bounded by the number of
-// characters) — and read records a page at a time from the store (issue 13).
-//
-// The review screen (review.go) still needs every record: s.run loads recs,
-// index, turns and prompts on first use (loadFull) and keeps them while the
-// run stays among the cachedRuns. That full load is known and left for later.
+// characters), and, once the review screen has asked, the run's review
+// queues (bounded by what the queues show; review.go). Records and turns
+// are read a page at a time from the store (issue 13): no page holds a run.
 type runData struct {
 	info    store.RunInfo
 	dataset *store.DatasetInfo
 	cards   map[string]persona.Card
 
-	fullOnce sync.Once
-	fullErr  error
-	recs     []persona.Record
-	index    map[string]int // turn_id → position in recs
-	turns    map[string]*persona.Turn
-	prompts  map[string]string // turn_id → prompt_id
+	// turns is always nil on a cached run: replyOf (view.go) reads it,
+	// and review.go passes it a runData holding one page's turns.
+	turns map[string]*persona.Turn
 
-	reviewOnce sync.Once
-	review     *review // the review queues, built on first use (reviewOf)
+	reviewMu sync.Mutex
+	review   *review // the review queues, read or computed on first use (reviewOf)
 }
 
 const cachedRuns = 4
-
-// run returns the run with every record loaded (the review screen's needs).
-func (s *Server) run(ctx context.Context, id int64) (*runData, error) {
-	d, err := s.head(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	d.fullOnce.Do(func() { d.fullErr = loadFull(ctx, s.db, d) })
-	if d.fullErr != nil {
-		s.forget(id) // a cancelled request must not poison the cache
-		return nil, d.fullErr
-	}
-	return d, nil
-}
 
 // head returns the run's head (info, dataset, cards), cached.
 func (s *Server) head(ctx context.Context, id int64) (*runData, error) {
@@ -119,31 +99,6 @@ func loadHead(ctx context.Context, db *store.DB, id int64) (*runData, error) {
 		}
 	}
 	return d, nil
-}
-
-// loadFull reads every record and turn of the run (review.go only).
-func loadFull(ctx context.Context, db *store.DB, d *runData) error {
-	recs, err := db.Records(ctx, d.info.ID, store.Filter{})
-	if err != nil {
-		return err
-	}
-	d.recs, d.index, d.turns = recs, make(map[string]int, len(recs)), map[string]*persona.Turn{}
-	for i, r := range recs {
-		if _, dup := d.index[r.TurnID]; !dup {
-			d.index[r.TurnID] = i
-		}
-	}
-	var turns []persona.Turn
-	if d.info.DatasetID != 0 {
-		if turns, err = db.Turns(ctx, d.info.DatasetID); err != nil {
-			return err
-		}
-		for i := range turns {
-			d.turns[turns[i].TurnID] = &turns[i]
-		}
-	}
-	d.prompts = evalrun.PromptsOf(turns)
-	return nil
 }
 
 // summary is the run's whole-run figures: the one stored at judge time

@@ -10,13 +10,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	queues "evident/persona/review"
 
 	"evident/persona"
-	"evident/persona/evalrun"
 	"evident/persona/speech"
 	"evident/runstore"
 	"evident/store"
@@ -145,8 +145,13 @@ type changeView struct {
 	FromURL    string
 	Counts     []countChange
 	Turns      []turnChange
-	More       int
+	More       int // on the first page: the changed turns not listed
 	NoneDiffer bool
+	// Total is how many turns changed, counted up to changesCap (Capped:
+	// at least that many); NextURL and FirstURL page through them.
+	Total             int
+	Capped            bool
+	NextURL, FirstURL string
 }
 
 type countChange struct {
@@ -180,10 +185,14 @@ type forbiddenItem struct {
 
 type offCanonView struct {
 	Names, Turns int
-	Groups       []nameGroup
-	Decided      []nameDecided
-	AddValue     string
-	BlockValue   string
+	Groups       []nameGroup // this page's (namesPage a page)
+	// Page and Pages number the pages of groups when there is more than
+	// one (0 otherwise); PrevURL and NextURL go between them.
+	Page, Pages      int
+	PrevURL, NextURL string
+	Decided          []nameDecided
+	AddValue         string
+	BlockValue       string
 }
 
 type nameGroup struct {
@@ -276,7 +285,7 @@ func (s *Server) reviewPage(slug string) http.HandlerFunc {
 			return
 		}
 		ctx := r.Context()
-		d, err := s.run(ctx, id)
+		d, err := s.head(ctx, id)
 		if err != nil {
 			s.storeFail(w, r, err)
 			return
@@ -290,51 +299,122 @@ func (s *Server) reviewPage(slug string) http.HandlerFunc {
 	}
 }
 
-// review is what one run's three queues hold; computed on demand (the
-// endings queue reads every reply) and cached with the run.
+// review is what one run's three queues hold (runstore.Queues: read from
+// the store, else computed in one pass over the run and kept there),
+// cached with the run's head; bounded by what the queues show.
 type review struct {
-	forbidden []int
-	names     []queues.NameGroup
-	endings   queues.EndingReview
-	err       error // the run's profile could not be rebuilt
+	q       queues.Queues
+	profile *speech.Profile // the run's (nil without a dataset, or when err is set)
+	err     error           // the run's profile could not be rebuilt
 }
 
-func (s *Server) reviewOf(d *runData) *review {
-	d.reviewOnce.Do(func() {
-		rv := &review{forbidden: queues.ForbiddenSample(d.info.ID, d.recs), names: queues.OffCanonNames(d.recs)}
+// reviewFlight makes concurrent first views of one run's queues do one
+// pass: the first caller computes, the others wait for its result.
+var reviewFlight = flight[*review]{calls: map[string]*flightCall[*review]{}}
+
+// reviewOf returns the run's queues, read or computed once (reviewFlight)
+// and then kept with the run's head. The pass runs without the request's
+// cancellation, so a reader who leaves does not waste it for the next.
+func (s *Server) reviewOf(ctx context.Context, d *runData) (*review, error) {
+	d.reviewMu.Lock()
+	rv := d.review
+	d.reviewMu.Unlock()
+	if rv != nil {
+		return rv, nil
+	}
+	rv, err := reviewFlight.do(fmt.Sprintf("%p/%d", s.db, d.info.ID), func() (*review, error) {
+		rv := &review{}
 		if d.dataset != nil {
-			p, err := runstore.ProfileOf(d.info)
-			if err != nil {
-				rv.err = err
-			} else {
-				rv.endings = queues.ReviewEndings(d.info.ID, p, d.recs, func(turnID string) (string, bool) {
-					t := d.turns[turnID]
-					if t == nil || t.ReplyText == nil {
-						return "", false
-					}
-					return *t.ReplyText, true
-				})
-			}
+			rv.profile, rv.err = runstore.ProfileOf(d.info)
 		}
-		d.review = rv
+		q, keepErr, err := runstore.Queues(context.WithoutCancel(ctx), s.db, d.info)
+		if err != nil {
+			return nil, err
+		}
+		if keepErr != nil {
+			s.opt.Log.Printf("web: review queues of run %d not kept in the store: %v", d.info.ID, keepErr)
+		}
+		rv.q = q
+		return rv, nil
 	})
-	return d.review
+	if err != nil {
+		return nil, err
+	}
+	d.reviewMu.Lock()
+	d.review = rv
+	d.reviewMu.Unlock()
+	return rv, nil
 }
+
+// flight runs one call per key at a time and gives its result to every
+// caller that asked meanwhile (golang.org/x/sync/singleflight's rule).
+type flight[T any] struct {
+	mu    sync.Mutex
+	calls map[string]*flightCall[T]
+}
+
+type flightCall[T any] struct {
+	done chan struct{}
+	v    T
+	err  error
+}
+
+func (f *flight[T]) do(key string, fn func() (T, error)) (T, error) {
+	f.mu.Lock()
+	if c, ok := f.calls[key]; ok {
+		f.mu.Unlock()
+		<-c.done
+		return c.v, c.err
+	}
+	c := &flightCall[T]{done: make(chan struct{})}
+	f.calls[key] = c
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.calls, key)
+		f.mu.Unlock()
+		close(c.done)
+	}()
+	c.v, c.err = fn()
+	return c.v, c.err
+}
+
+// namesPage is how many off-canon name groups one page of that queue shows
+// (?page=N, from 1).
+const namesPage = 50
+
+// changesPage is how many changed turns the changes panel lists per page
+// (?after=SEQ continues), and changesCap where it stops counting them.
+const (
+	changesPage = 100
+	changesCap  = 10_000
+)
 
 func (s *Server) buildReview(ctx context.Context, d *runData, slug string, r *http.Request) (*reviewPage, error) {
 	id := d.info.ID
 	base := fmt.Sprintf("/runs/%d/review/", id)
-	rv := s.reviewOf(d)
+	rv, err := s.reviewOf(ctx, d)
+	if err != nil {
+		return nil, err
+	}
 	p := &reviewPage{Run: head(d), Slug: slug, Who: whoOf(r, ""), Back: base + slug, Action: base + slug,
 		UndoURL: base + "undo", ExportURL: "/review/decisions.jsonl"}
-	counts := map[string]int{"forbidden": len(rv.forbidden), "offcanon": len(rv.names),
-		"endings": len(rv.endings.Sample) + len(rv.endings.UnknownSample)}
+	counts := map[string]int{"forbidden": len(rv.q.Forbidden.Sample), "offcanon": len(rv.q.Names.Groups)}
+	if e := rv.q.Endings; e != nil {
+		counts["endings"] = len(e.MixedSample) + len(e.UnknownSample)
+	}
 	for _, q := range queuePages {
 		p.Tabs = append(p.Tabs, reviewTab{Label: q.Label, URL: base + q.Slug, Count: counts[q.Slug], Current: q.Slug == slug})
 	}
 	if from, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil && from > 0 && from != id {
-		if fd, err := s.run(ctx, from); err == nil {
-			p.Changes = compareRuns(fd, d)
+		if fd, err := s.head(ctx, from); err == nil {
+			after, err := strconv.Atoi(r.URL.Query().Get("after"))
+			if err != nil || after < 0 {
+				after = -1
+			}
+			if p.Changes, err = s.compareRuns(ctx, fd, d, slug, after); err != nil {
+				return nil, err
+			}
 		}
 	}
 	var queue store.Queue
@@ -356,16 +436,45 @@ func (s *Server) buildReview(ctx context.Context, d *runData, slug string, r *ht
 	if err != nil {
 		return nil, err
 	}
+	// The turns the log's keys name that this run has (looked up by
+	// turn_id, a thousand at a time): a forbidden or seen decision is
+	// this run's when its turn is, and links to it.
+	inRun := map[string]bool{}
+	if queue == store.QueueForbidden || queue == store.QueueEnding {
+		var ids []string
+		for _, dec := range log {
+			if key, ok := turnKey(dec); ok {
+				ids = append(ids, key)
+			}
+		}
+		slices.Sort(ids)
+		for ids = slices.Compact(ids); len(ids) > 0; {
+			n := min(len(ids), store.MaxLookup)
+			es, err := s.db.EntriesByTurnID(ctx, id, ids[:n])
+			if err != nil {
+				return nil, err
+			}
+			for k := range es {
+				inRun[k] = true
+			}
+			ids = ids[n:]
+		}
+	}
 	relevant := func(store.Decision) bool { return true }
 	switch slug {
 	case "forbidden":
-		p.Forbidden = s.forbiddenQueue(d, rv, byKey)
-		relevant = func(dec store.Decision) bool { _, ok := d.index[dec.Key]; return ok }
+		if p.Forbidden, err = s.forbiddenQueue(ctx, d, rv, byKey); err != nil {
+			return nil, err
+		}
+		relevant = func(dec store.Decision) bool { return inRun[dec.Key] }
 	case "offcanon":
 		if d.dataset == nil {
 			p.Why = "이 실행은 저장된 데이터셋 없이 판정되어 카드를 고치거나 다시 판정할 수 없습니다."
 		}
-		p.OffCanon = s.offCanonQueue(d, rv, byKey, active)
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		if p.OffCanon, err = s.offCanonQueue(ctx, d, rv, byKey, active, page); err != nil {
+			return nil, err
+		}
 		relevant = func(dec store.Decision) bool { _, _, ok := splitNameKey(d, dec.Key); return ok }
 	case "endings":
 		switch {
@@ -374,20 +483,33 @@ func (s *Server) buildReview(ctx context.Context, d *runData, slug string, r *ht
 		case rv.err != nil:
 			p.Why = "이 실행의 말투 프로필을 되살리지 못했습니다: " + rv.err.Error()
 		}
-		p.Endings = s.endingsQueue(d, rv, byKey, active)
+		if p.Endings, err = s.endingsQueue(ctx, d, rv, byKey, active); err != nil {
+			return nil, err
+		}
 	}
 	for i := len(log) - 1; i >= 0; i-- { // newest first
 		if !relevant(log[i]) {
 			continue
 		}
 		v := labelled(log[i])
-		v.KeyLabel, v.KeyLink = keyLabel(d, log[i]), keyLink(d, log[i])
+		v.KeyLabel, v.KeyLink = keyLabel(d, log[i]), keyLink(d, log[i], inRun)
 		p.LogEntries++
 		if len(p.Log) < 100 {
 			p.Log = append(p.Log, v)
 		}
 	}
 	return p, nil
+}
+
+// turnKey is the turn_id a forbidden or seen decision is about.
+func turnKey(dec store.Decision) (string, bool) {
+	switch dec.Queue {
+	case store.QueueForbidden:
+		return dec.Key, dec.Key != ""
+	case store.QueueEnding:
+		return queues.SeenTurn(dec.Key)
+	}
+	return "", false
 }
 
 func keyLabel(d *runData, dec store.Decision) string {
@@ -405,15 +527,11 @@ func keyLabel(d *runData, dec store.Decision) string {
 	return dec.Key
 }
 
-func keyLink(d *runData, dec store.Decision) string {
-	key := dec.Key
-	if dec.Queue == store.QueueEnding {
-		key, _ = queues.SeenTurn(dec.Key)
-	}
-	if dec.Queue == store.QueueForbidden || dec.Queue == store.QueueEnding {
-		if _, ok := d.index[key]; ok {
-			return fmt.Sprintf("/runs/%d?turn=%s", d.info.ID, queryEscape(key))
-		}
+// keyLink links a forbidden or seen decision to its turn in this run, when
+// the run has it (inRun).
+func keyLink(d *runData, dec store.Decision, inRun map[string]bool) string {
+	if key, ok := turnKey(dec); ok && inRun[key] {
+		return fmt.Sprintf("/runs/%d?turn=%s", d.info.ID, queryEscape(key))
 	}
 	return ""
 }
@@ -433,10 +551,57 @@ func (s *Server) turnLink(d *runData, turnID string) string {
 	return fmt.Sprintf("/runs/%d?turn=%s", d.info.ID, queryEscape(turnID))
 }
 
-func (s *Server) forbiddenQueue(d *runData, rv *review, byKey map[string]*decisionView) *forbiddenView {
-	v := &forbiddenView{Total: d.info.Tally.ByVerdict[persona.ForbiddenTopic]}
-	for _, i := range rv.forbidden {
-		rec := &d.recs[i]
+// queuePage is what one queue page shows of the run: its records and their
+// turns, looked up by turn_id (store.EntriesByTurnID, pageTurns).
+type queuePage struct {
+	recs  map[string]*persona.Record
+	turns *runData // holds only the page's turns, for replyOf
+}
+
+func (s *Server) lookupPage(ctx context.Context, d *runData, ids []string) (queuePage, error) {
+	pg := queuePage{recs: map[string]*persona.Record{}, turns: &runData{turns: map[string]*persona.Turn{}}}
+	var list []*persona.Record
+	for len(ids) > 0 {
+		n := min(len(ids), store.MaxLookup)
+		es, err := s.db.EntriesByTurnID(ctx, d.info.ID, ids[:n])
+		if err != nil {
+			return pg, err
+		}
+		for k, e := range es {
+			pg.recs[k] = &e.Record
+			list = append(list, &e.Record)
+		}
+		ids = ids[n:]
+	}
+	turns, err := s.pageTurns(ctx, d, list)
+	if err != nil {
+		return pg, err
+	}
+	for k := range turns {
+		t := turns[k]
+		pg.turns.turns[k] = &t
+	}
+	return pg, nil
+}
+
+// reply is the record's reply_text as the page shows it (replyOf).
+func (pg queuePage) reply(rec *persona.Record) (string, bool) { return replyOf(pg.turns, rec) }
+
+func (s *Server) forbiddenQueue(ctx context.Context, d *runData, rv *review, byKey map[string]*decisionView) (*forbiddenView, error) {
+	v := &forbiddenView{Total: rv.q.Forbidden.Total}
+	var ids []string
+	for _, it := range rv.q.Forbidden.Sample {
+		ids = append(ids, it.TurnID)
+	}
+	pg, err := s.lookupPage(ctx, d, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range rv.q.Forbidden.Sample {
+		rec := pg.recs[item.TurnID]
+		if rec == nil {
+			continue // not in the run: the queue is newer than the page's read
+		}
 		it := forbiddenItem{TurnID: rec.TurnID, Anchor: "q-" + rec.TurnID, Link: s.turnLink(d, rec.TurnID),
 			CharacterID: rec.CharacterID, ModelID: rec.ModelID, Summary: rec.Summary,
 			ConfirmValue: queues.ForbiddenConfirm, RejectValue: queues.ForbiddenReject}
@@ -449,7 +614,7 @@ func (s *Server) forbiddenQueue(d *runData, rv *review, byKey map[string]*decisi
 		if rec.TouchedTopic != nil {
 			it.Topic = *rec.TouchedTopic
 		}
-		if reply, ok := replyOf(d, rec); ok {
+		if reply, ok := pg.reply(rec); ok {
 			it.Reply = segments(reply, replySpans(rec, reply))
 		} else {
 			it.ReplyNull = true
@@ -460,44 +625,66 @@ func (s *Server) forbiddenQueue(d *runData, rv *review, byKey map[string]*decisi
 		}
 		v.Items = append(v.Items, it)
 	}
-	return v
+	return v, nil
 }
 
-func (s *Server) offCanonQueue(d *runData, rv *review, byKey map[string]*decisionView, active []store.Decision) *offCanonView {
-	v := &offCanonView{Names: len(rv.names), AddValue: queues.CanonAdd, BlockValue: queues.CanonBlock}
+func (s *Server) offCanonQueue(ctx context.Context, d *runData, rv *review, byKey map[string]*decisionView, active []store.Decision, page int) (*offCanonView, error) {
+	groups := rv.q.Names.Groups
+	v := &offCanonView{Names: len(groups), Turns: rv.q.Names.Turns, AddValue: queues.CanonAdd, BlockValue: queues.CanonBlock}
 	shown := map[string]bool{}
-	turns := map[int]bool{}
-	for _, g := range rv.names {
+	for _, g := range groups {
+		shown[queues.OffCanonKey(g.CharacterID, g.Name)] = true
+	}
+	pages := max(1, (len(groups)+namesPage-1)/namesPage)
+	page = min(max(page, 1), pages)
+	first := (page - 1) * namesPage
+	groups = groups[first:min(len(groups), first+namesPage)]
+	if pages > 1 {
+		v.Page, v.Pages = page, pages
+		base := fmt.Sprintf("/runs/%d/review/offcanon?page=", d.info.ID)
+		if page > 1 {
+			v.PrevURL = base + strconv.Itoa(page-1)
+		}
+		if page < pages {
+			v.NextURL = base + strconv.Itoa(page+1)
+		}
+	}
+	var ids []string
+	for _, g := range groups {
+		for _, ex := range g.Examples {
+			ids = append(ids, ex.TurnID)
+		}
+	}
+	pg, err := s.lookupPage(ctx, d, ids)
+	if err != nil {
+		return nil, err
+	}
+	for k, g := range groups {
 		key := queues.OffCanonKey(g.CharacterID, g.Name)
-		shown[key] = true
-		ng := nameGroup{Name: g.Name, CharacterID: g.CharacterID, Count: len(g.Turns), Anchor: "n-" + strconv.Itoa(len(v.Groups)),
+		ng := nameGroup{Name: g.Name, CharacterID: g.CharacterID, Count: g.Count, Anchor: "n-" + strconv.Itoa(first+k),
 			Decision: byKey[key]}
 		if c, ok := d.cards[g.CharacterID]; ok {
 			ng.Character = c.Name
 		}
-		perVerdict := map[persona.Verdict]int{}
-		for k, i := range g.Turns {
-			turns[i] = true
-			rec := &d.recs[i]
-			perVerdict[rec.Verdict]++
-			if k >= 3 {
+		for _, ex := range g.Examples {
+			rec := pg.recs[ex.TurnID]
+			if rec == nil {
 				continue
 			}
-			ex := exampleTurn{TurnID: rec.TurnID, Link: s.turnLink(d, rec.TurnID), Verdict: string(rec.Verdict), Class: verdictClass[rec.Verdict]}
-			if reply, ok := replyOf(d, rec); ok {
-				ex.Reply = segments(reply, occurrences(reply, g.Name, markOffCanon, "세계관 밖 고유명사"))
+			et := exampleTurn{TurnID: rec.TurnID, Link: s.turnLink(d, rec.TurnID), Verdict: string(rec.Verdict), Class: verdictClass[rec.Verdict]}
+			if reply, ok := pg.reply(rec); ok {
+				et.Reply = segments(reply, occurrences(reply, g.Name, markOffCanon, "세계관 밖 고유명사"))
 			}
-			ng.Examples = append(ng.Examples, ex)
+			ng.Examples = append(ng.Examples, et)
 		}
-		ng.More = len(g.Turns) - len(ng.Examples)
+		ng.More = g.Count - len(ng.Examples)
 		for _, vd := range persona.Verdicts {
-			if n := perVerdict[vd]; n > 0 {
+			if n := g.ByVerdict[vd]; n > 0 {
 				ng.ByVerdict = append(ng.ByVerdict, verdictCount{string(vd), verdictClass[vd], n})
 			}
 		}
 		v.Groups = append(v.Groups, ng)
 	}
-	v.Turns = len(turns)
 	for _, dec := range active {
 		c, name, ok := splitNameKey(d, dec.Key)
 		if !ok || shown[dec.Key] {
@@ -510,13 +697,13 @@ func (s *Server) offCanonQueue(d *runData, rv *review, byKey map[string]*decisio
 		}
 		v.Decided = append(v.Decided, nd)
 	}
-	return v
+	return v, nil
 }
 
-func (s *Server) endingsQueue(d *runData, rv *review, byKey map[string]*decisionView, active []store.Decision) *endingsView {
+func (s *Server) endingsQueue(ctx context.Context, d *runData, rv *review, byKey map[string]*decisionView, active []store.Decision) (*endingsView, error) {
 	h := head(d)
-	v := &endingsView{Profile: h.Profile, Endings: h.Endings, Exceptions: h.Exceptions, Mixed: len(rv.endings.Mixed),
-		UnknownTotal: len(rv.endings.Unknown), AddValue: queues.EndingAdd, SkipValue: queues.EndingSkip, SeenValue: queues.EndingSeen}
+	v := &endingsView{Profile: h.Profile, Endings: h.Endings, Exceptions: h.Exceptions,
+		AddValue: queues.EndingAdd, SkipValue: queues.EndingSkip, SeenValue: queues.EndingSeen}
 	own := map[string]bool{}
 	for _, e := range d.info.Endings {
 		own[e] = true
@@ -526,34 +713,62 @@ func (s *Server) endingsQueue(d *runData, rv *review, byKey map[string]*decision
 			v.Reviewed = append(v.Reviewed, reviewedEnding{Ending: dec.Key, Decision: byKey[dec.Key]})
 		}
 	}
+	e := rv.q.Endings
+	if e == nil || rv.profile == nil {
+		return v, nil
+	}
+	v.Mixed, v.UnknownTotal = e.Mixed, e.Unknown
 	cands := map[string]candidateView{}
-	for _, c := range rv.endings.Candidates {
+	for _, c := range e.Candidates {
 		cv := candidateView{Ending: c.Ending, Words: strings.Join(c.Words, " · "),
 			Sentences: c.Sentences, Finals: c.Finals, Flips: c.Flips, Decision: byKey[c.Ending]}
 		cands[c.Ending] = cv
 		v.Candidates = append(v.Candidates, cv)
 	}
-	for _, k := range rv.endings.Sample {
-		m := rv.endings.Mixed[k]
-		v.Sample = append(v.Sample, s.replyView(d, m.Pos, "m-", m.Reading))
+	var ids []string
+	for _, m := range e.MixedSample {
+		ids = append(ids, m.TurnID)
 	}
-	for _, k := range rv.endings.UnknownSample {
-		u := rv.endings.Unknown[k]
-		ur := unknownReply{mixedReply: s.replyView(d, u.Pos, "u-", u.Reading), Word: u.Word}
+	for _, u := range e.UnknownSample {
+		ids = append(ids, u.TurnID)
+	}
+	pg, err := s.lookupPage(ctx, d, ids)
+	if err != nil {
+		return nil, err
+	}
+	// The sampled replies are read again with the run's profile (the
+	// stored queue keeps no readings; the reading is the one the queue
+	// was built from, the profile and reply being the same).
+	for _, m := range e.MixedSample {
+		if rec := pg.recs[m.TurnID]; rec != nil {
+			if reply, ok := pg.reply(rec); ok {
+				v.Sample = append(v.Sample, s.replyView(d, rec, "m-", rv.profile.Read(reply)))
+			}
+		}
+	}
+	for _, u := range e.UnknownSample {
+		rec := pg.recs[u.TurnID]
+		if rec == nil {
+			continue
+		}
+		reply, ok := pg.reply(rec)
+		if !ok {
+			continue
+		}
+		ur := unknownReply{mixedReply: s.replyView(d, rec, "u-", rv.profile.Read(reply)), Word: u.Word}
 		ur.Decision = byKey[queues.SeenKey(ur.TurnID)]
 		for _, e := range u.Candidates {
 			ur.Candidates = append(ur.Candidates, cands[e])
 		}
 		v.Unknown = append(v.Unknown, ur)
 	}
-	return v
+	return v, nil
 }
 
-// replyView lays out the reply of d.recs[pos] sentence by sentence, each
+// replyView lays out the reply of rec sentence by sentence, each
 // sentence's last 어절 marked, for the endings queue (anchor prefix "m-"
 // for a mixed reply, "u-" for an unknown-final one).
-func (s *Server) replyView(d *runData, pos int, anchor string, rd speech.Reading) mixedReply {
-	rec := &d.recs[pos]
+func (s *Server) replyView(d *runData, rec *persona.Record, anchor string, rd speech.Reading) mixedReply {
 	mr := mixedReply{TurnID: rec.TurnID, Anchor: anchor + rec.TurnID, Link: s.turnLink(d, rec.TurnID),
 		Verdict: string(rec.Verdict), Class: verdictClass[rec.Verdict], CharacterID: rec.CharacterID, ModelID: rec.ModelID,
 		Polite: rd.Polite, Sentences: len(rd.Sentences)}
@@ -574,30 +789,45 @@ func (s *Server) replyView(d *runData, pos int, anchor string, rd speech.Reading
 }
 
 // compareRuns lays out how the verdicts of run b differ from run a, turn by
-// turn (evalrun.CompareRuns), the first 100 turns listed.
-func compareRuns(a, b *runData) *changeView {
+// turn (evalrun.CompareRuns' rule, read from the store a page at a time:
+// store.VerdictChanges), changesPage turns from b's seq > after on, the
+// total counted up to changesCap.
+func (s *Server) compareRuns(ctx context.Context, a, b *runData, slug string, after int) (*changeView, error) {
 	v := &changeView{From: a.info.ID, To: b.info.ID, FromURL: fmt.Sprintf("/runs/%d", a.info.ID)}
 	for _, vd := range persona.Verdicts {
 		x, y := a.info.Tally.ByVerdict[vd], b.info.Tally.ByVerdict[vd]
 		v.Counts = append(v.Counts, countChange{Verdict: string(vd), Class: verdictClass[vd], Before: x, After: y, Changed: x != y})
 	}
-	changes := evalrun.CompareRuns(a.recs, b.recs)
-	if len(changes) > 100 {
-		v.More = len(changes) - 100
-		changes = changes[:100]
+	total, err := s.db.CountVerdictChanges(ctx, a.info.ID, b.info.ID, changesCap)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := s.db.VerdictChanges(ctx, a.info.ID, b.info.ID, after, changesPage+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) > changesPage {
+		changes = changes[:changesPage]
+		v.NextURL = fmt.Sprintf("/runs/%d/review/%s?from=%d&after=%d#changes", b.info.ID, slug, a.info.ID, changes[len(changes)-1].Seq)
+	}
+	if after >= 0 {
+		v.FirstURL = fmt.Sprintf("/runs/%d/review/%s?from=%d#changes", b.info.ID, slug, a.info.ID)
+	}
+	v.Total, v.Capped = total, total >= changesCap
+	if after < 0 {
+		v.More = max(total-len(changes), 0)
 	}
 	for _, ch := range changes {
-		nr := &b.recs[ch.To]
 		tc := turnChange{TurnID: ch.TurnID, Link: fmt.Sprintf("/runs/%d?turn=%s", b.info.ID, queryEscape(ch.TurnID)),
 			Before: string(ch.Before), After: string(ch.After), BeforeCls: verdictClass[ch.Before], AfterCls: verdictClass[ch.After],
-			ModelID: nr.ModelID, Summary: nr.Summary}
-		if c, ok := b.cards[nr.CharacterID]; ok {
+			ModelID: ch.ModelID, Summary: ch.Summary}
+		if c, ok := b.cards[ch.CharacterID]; ok {
 			tc.Character = c.Name
 		}
 		v.Turns = append(v.Turns, tc)
 	}
-	v.NoneDiffer = len(v.Turns) == 0
-	return v
+	v.NoneDiffer = total == 0
+	return v, nil
 }
 
 // ---- actions -------------------------------------------------------------------
@@ -609,12 +839,28 @@ func (s *Server) reviewRun(w http.ResponseWriter, r *http.Request) (*runData, bo
 		s.fail(w, r, http.StatusNotFound, "찾는 실행이 없습니다", "실행 번호는 1 이상의 정수입니다.")
 		return nil, false
 	}
-	d, err := s.run(r.Context(), id)
+	d, err := s.head(r.Context(), id)
 	if err != nil {
 		s.storeFail(w, r, err)
 		return nil, false
 	}
 	return d, true
+}
+
+// recordOf is the run's record of turnID (store.EntriesByTurnID), nil when
+// the run has none.
+func (s *Server) recordOf(ctx context.Context, d *runData, turnID string) (*persona.Record, error) {
+	if turnID == "" {
+		return nil, nil
+	}
+	es, err := s.db.EntriesByTurnID(ctx, d.info.ID, []string{turnID})
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := es[turnID]; ok {
+		return &e.Record, nil
+	}
+	return nil, nil
 }
 
 func badDecision(s *Server, w http.ResponseWriter, r *http.Request, detail string) {
@@ -638,16 +884,19 @@ func (s *Server) decideForbidden(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	turn, value := r.PostFormValue("turn"), r.PostFormValue("value")
-	i, found := d.index[turn]
-	switch {
-	case value != queues.ForbiddenConfirm && value != queues.ForbiddenReject:
+	if value != queues.ForbiddenConfirm && value != queues.ForbiddenReject {
 		badDecision(s, w, r, "금지 소재 표본의 결정은 confirm(실제 문제) 또는 reject(문제 아님)입니다.")
 		return
-	case !found || d.recs[i].Verdict != persona.ForbiddenTopic:
+	}
+	rec, err := s.recordOf(r.Context(), d, turn)
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	if rec == nil || rec.Verdict != persona.ForbiddenTopic {
 		badDecision(s, w, r, fmt.Sprintf("실행 #%d 에 금지 소재 접촉으로 판정된 회차 %q 가 없습니다.", d.info.ID, turn))
 		return
 	}
-	rec := &d.recs[i]
 	note := fmt.Sprintf("실행 #%d · %s", d.info.ID, rec.CharacterID)
 	if rec.TouchedTerm != nil && rec.TouchedTopic != nil {
 		note += fmt.Sprintf(" · %s → %s", *rec.TouchedTerm, *rec.TouchedTopic)
@@ -673,7 +922,12 @@ func (s *Server) decideOffCanon(w http.ResponseWriter, r *http.Request) {
 		badDecision(s, w, r, "이 실행은 저장된 데이터셋 없이 판정되어 카드를 고칠 수 없습니다.")
 		return
 	}
-	known := slices.ContainsFunc(s.reviewOf(d).names, func(g queues.NameGroup) bool { return g.CharacterID == character && g.Name == name })
+	rv, err := s.reviewOf(r.Context(), d)
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	known := slices.ContainsFunc(rv.q.Names.Groups, func(g queues.NameGroup) bool { return g.CharacterID == character && g.Name == name })
 	if !known {
 		if _, err := s.lastDecision(r.Context(), store.QueueOffCanon, key); err != nil {
 			badDecision(s, w, r, fmt.Sprintf("실행 #%d 의 세계관 밖 이름에 %q(%s)가 없고 전에 내린 결정도 없습니다.", d.info.ID, name, character))
@@ -711,7 +965,12 @@ func (s *Server) decideEnding(w http.ResponseWriter, r *http.Request) {
 		badDecision(s, w, r, fmt.Sprintf("%q 는 어미가 아닙니다.", ending))
 		return
 	}
-	known := slices.ContainsFunc(s.reviewOf(d).endings.Candidates, func(c queues.Candidate) bool { return c.Ending == ending })
+	rv, err := s.reviewOf(r.Context(), d)
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	known := rv.q.Endings != nil && slices.ContainsFunc(rv.q.Endings.Candidates, func(c queues.Candidate) bool { return c.Ending == ending })
 	if !known {
 		if _, err := s.lastDecision(r.Context(), store.QueueEnding, ending); err != nil {
 			badDecision(s, w, r, fmt.Sprintf("실행 #%d 의 어미 후보에 %q 가 없고 전에 내린 결정도 없습니다.", d.info.ID, ending))
@@ -729,9 +988,31 @@ func (s *Server) decideEnding(w http.ResponseWriter, r *http.Request) {
 
 // decideSeen marks an unknown-final reply of the run read (key
 // queues.SeenKey, value seen): it changes no profile, so nothing is judged
-// again. The turn must be in the run's unknown-final list.
+// again. The turn must be one of the run's unknown-final replies: its
+// record is looked up by turn_id and its reply read with the run's profile
+// (queues.EndingQueue's rule: 반말 in every sentence, the last 어절 no known
+// final), so a reply outside the shown sample qualifies too, as before.
 func (s *Server) decideSeen(w http.ResponseWriter, r *http.Request, d *runData, turnID string) {
-	if !slices.ContainsFunc(s.reviewOf(d).endings.Unknown, func(u queues.Unknown) bool { return d.recs[u.Pos].TurnID == turnID }) {
+	rv, err := s.reviewOf(r.Context(), d)
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	unknown := false
+	if rv.profile != nil {
+		pg, err := s.lookupPage(r.Context(), d, []string{turnID})
+		if err != nil {
+			s.storeFail(w, r, err)
+			return
+		}
+		if rec := pg.recs[turnID]; rec != nil {
+			if reply, ok := pg.reply(rec); ok {
+				rd := rv.profile.Read(reply)
+				unknown = rd.Style() == speech.Banmal && !queues.PlainFinal(rd.Sentences[len(rd.Sentences)-1].LastWord)
+			}
+		}
+	}
+	if !unknown {
 		badDecision(s, w, r, fmt.Sprintf("실행 #%d 의 끝말 모름 답장에 %q 가 없습니다.", d.info.ID, turnID))
 		return
 	}
@@ -772,6 +1053,7 @@ func (s *Server) applyAndRedirect(w http.ResponseWriter, r *http.Request, d *run
 		return
 	}
 	if judged {
+		s.forget(d.info.ID) // its dataset's cards may have changed: read its head again
 		http.Redirect(w, r, fmt.Sprintf("/runs/%d/review/%s?from=%d", next.ID, slug, d.info.ID), http.StatusSeeOther)
 		return
 	}
