@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,6 +47,11 @@ func TestACrystalRunSavedInTheStoreIsReopenedByANewServer(t *testing.T) {
 	c := serve(t, db2, web.Options{})
 
 	mustContain(t, c.ok("/crystal"), `<a href="/crystal/db-1">kept run</a>`, `<a href="/crystal/demo">Demo sample · seed profile</a>`)
+	// Listed with the judge's runs too (issue 16 item 3), with its item and
+	// model counts.
+	runsBody := c.ok("/runs")
+	mustContain(t, runsBody, "CRYSTAL 실행", `<a href="/crystal/db-1">/crystal/db-1</a></td><td>kept run</td>`,
+		fmt.Sprintf(`<td class="num">%d</td><td class="num">%d</td>`, len(items), len(runs)))
 	body := c.ok("/crystal/db-1")
 	for model, want := range goldenRows(t, "table_seed.golden") {
 		if got := tableRow(t, body, model); strings.Join(got, " | ") != strings.Join(want, " | ") {
