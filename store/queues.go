@@ -185,9 +185,9 @@ func (db *DB) EntriesByTurnID(ctx context.Context, runID int64, ids []string) (m
 // the later run's seq, the verdicts before and after, and the later
 // record's character, model and summary.
 type VerdictChange struct {
-	Seq                         int
-	TurnID                      string
-	Before, After               persona.Verdict
+	Seq                           int
+	TurnID                        string
+	Before, After                 persona.Verdict
 	CharacterID, ModelID, Summary string
 }
 

@@ -354,14 +354,16 @@ type flight[T any] struct {
 }
 
 type flightCall[T any] struct {
-	done chan struct{}
-	v    T
-	err  error
+	done   chan struct{}
+	v      T
+	err    error
+	joined int // callers waiting on this call (tests)
 }
 
 func (f *flight[T]) do(key string, fn func() (T, error)) (T, error) {
 	f.mu.Lock()
 	if c, ok := f.calls[key]; ok {
+		c.joined++
 		f.mu.Unlock()
 		<-c.done
 		return c.v, c.err

@@ -4,7 +4,12 @@
 // endings queue — the mixed-style replies, the 반말 replies whose last 어절
 // ends in no known ending, and the candidate endings both give; and it names
 // the decision keys and values the screen and the CLI store. It is pure:
-// records, a speech profile and a reply lookup in, queues out.
+// records, a speech profile and a reply lookup in, queues out. Each queue
+// has an accumulator form (ForbiddenQueue, NameQueue, EndingQueue; Builder
+// for the three): records are added one at a time in run order and the
+// memory kept is bounded by what the queue shows, so a stored run of a
+// million turns is read in one pass without being held (issue 13). The
+// batch functions are thin wrappers over them.
 //
 // It owns the sampling rule (Sample: sha256("{run id}:{id}"), the SampleSize
 // smallest, in run order), the grouping of names, the ending candidates and
@@ -47,4 +52,11 @@
 //   - The unknown-final list is sampled like the mixed replies (Sample, up
 //     to SampleSize, run id as salt), so a large run shows 20 of them and
 //     says how many there are.
+//   - A candidate lists at most MaxWords (20) of the 어절 that give it,
+//     the first ones of the run; Sentences still counts every sentence.
+//     The bounded name groups keep NameExamples (3) example turns and
+//     counts (Count, ByVerdict) instead of every position.
+//   - The accumulators sample with Sample's rule in one pass: the
+//     SampleSize smallest (digest, position) pairs are kept, so a repeated
+//     id's earlier record ranks first, as in Sample's stable sort.
 package review
