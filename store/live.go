@@ -27,9 +27,6 @@ import (
 //     by_verdict and finished_at (the time of the last live turn). It has no
 //     precomputed summary and no fingerprints. IsLiveRun tells it apart.
 
-// liveMu serialises JudgeLive calls of the process (all databases).
-var liveMu sync.Mutex
-
 // ErrLiveConflict is returned, per row, by JudgeLive for a turn whose turn_id
 // was already judged live with a different row (an HTTP 409).
 var ErrLiveConflict = errors.New("store: turn_id already judged with a different row")
@@ -86,51 +83,190 @@ type LiveStep func(i int, prev any) (persona.Record, any, error)
 // (a conflict, a step error), else a fatal error (SQLite, an unknown dataset,
 // a record that does not encode, a context ended).
 func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turns []LiveTurn, step LiveStep) ([]LiveResult, int64, error) {
+	c := &liveCall{ctx: ctx, datasetID: datasetID, meta: meta, turns: turns, step: step,
+		done: make(chan struct{}), lead: make(chan struct{})}
+	q := liveQueueOf(db)
+	q.mu.Lock()
+	q.pending = append(q.pending, c)
+	leader := !q.busy
+	q.busy = true
+	q.mu.Unlock()
+	if !leader {
+		select {
+		case <-c.done:
+			return c.out, c.runID, c.err
+		case <-c.lead: // the previous leader handed over: this call is pending
+		}
+	}
+	q.mu.Lock()
+	calls := q.pending
+	q.pending = nil
+	q.mu.Unlock()
+	db.judgeLiveCalls(calls)
+	q.mu.Lock()
+	if len(q.pending) > 0 {
+		close(q.pending[0].lead) // the oldest waiter writes the next group
+	} else {
+		q.busy = false
+	}
+	q.mu.Unlock()
+	<-c.done
+	return c.out, c.runID, c.err
+}
+
+// Group commit: concurrent JudgeLive calls on one DB queue up while one of
+// them writes; the writer then takes every queued call and writes them in one
+// transaction, each inside its own savepoint (so a call that fails stores
+// nothing and the others still commit), and hands the next group to the
+// oldest waiter. One transaction per group instead of per call is what keeps
+// 50 concurrent single-turn requests from queueing behind 50 commits; SQLite
+// has one writer anyway, and waiting in its busy handler sleeps.
+
+// liveCall is one JudgeLive call waiting for, or in, a group.
+type liveCall struct {
+	ctx       context.Context
+	datasetID int64
+	meta      RunMeta
+	turns     []LiveTurn
+	step      LiveStep
+
+	out   []LiveResult
+	runID int64
+	err   error
+	done  chan struct{} // closed when out, runID and err are set
+	lead  chan struct{} // closed to make this call write the next group
+}
+
+// liveQueue is one DB's queue of live calls.
+type liveQueue struct {
+	mu      sync.Mutex
+	pending []*liveCall
+	busy    bool // a call is writing a group
+}
+
+// liveQueues maps *DB to its *liveQueue (a DB's fields belong to store.go).
+var liveQueues sync.Map
+
+func liveQueueOf(db *DB) *liveQueue {
+	if q, ok := liveQueues.Load(db); ok {
+		return q.(*liveQueue)
+	}
+	q, _ := liveQueues.LoadOrStore(db, &liveQueue{})
+	return q.(*liveQueue)
+}
+
+// judgeLiveCalls writes calls in one transaction, one savepoint each, and
+// closes their done channels.
+func (db *DB) judgeLiveCalls(calls []*liveCall) {
+	defer func() {
+		for _, c := range calls {
+			close(c.done)
+		}
+	}()
+	ctx := context.WithoutCancel(calls[0].ctx) // the group outlives no call's caller: each call checks its own
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		st, err := prepareLive(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		for _, c := range calls {
+			if c.err = c.ctx.Err(); c.err != nil {
+				continue
+			}
+			if _, err := st.savepoint.ExecContext(ctx); err != nil {
+				return err
+			}
+			c.out, c.runID, c.err = judgeLiveCall(c.ctx, tx, db, st, c)
+			if c.err != nil {
+				c.out, c.runID = nil, 0
+				if _, err := st.rollbackTo.ExecContext(ctx); err != nil {
+					return err
+				}
+			}
+			if _, err := st.release.ExecContext(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, c := range calls {
+			if c.err == nil {
+				c.out, c.runID, c.err = nil, 0, fmt.Errorf("store: live judging: %w", err)
+			}
+		}
+	}
+}
+
+// liveStmts are a group transaction's statements.
+type liveStmts struct {
+	getTurn, getState, putTurn, putVerdict     *sql.Stmt
+	savepoint, rollbackTo, release             *sql.Stmt
+	getLiveRun, getTally, putSession, putTally *sql.Stmt
+}
+
+func prepareLive(ctx context.Context, tx *sql.Tx) (*liveStmts, error) {
+	st := &liveStmts{}
+	for _, x := range []struct {
+		dst *(*sql.Stmt)
+		q   string
+	}{
+		{&st.getTurn, `SELECT t.digest, v.record FROM live_turn t
+    JOIN verdict v ON v.run_id = t.run_id AND v.seq = t.seq WHERE t.turn_id = ?`},
+		{&st.getState, "SELECT state FROM live_session WHERE session_id = ?"},
+		{&st.savepoint, "SAVEPOINT live_call"},
+		{&st.rollbackTo, "ROLLBACK TO live_call"},
+		{&st.release, "RELEASE live_call"},
+		{&st.getLiveRun, "SELECT run_id FROM live_run WHERE dataset_id = ?"},
+		{&st.getTally, "SELECT judged, by_verdict FROM run WHERE id = ?"},
+		{&st.putSession, `INSERT INTO live_session (session_id, state, turns, updated_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, turns = turns + excluded.turns, updated_at = excluded.updated_at`},
+		{&st.putTally, "UPDATE run SET judged = ?, by_verdict = ?, finished_at = ? WHERE id = ?"},
+		{&st.putTurn, `INSERT INTO live_turn (turn_id, session_id, dataset_id, run_id, seq, digest, arrived_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`},
+		{&st.putVerdict, `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
+    model_id, prompt_id, verdict, summary, reply_text, record, summary_source)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'rule')`},
+	} {
+		var err error
+		if *x.dst, err = tx.PrepareContext(ctx, x.q); err != nil {
+			st.close()
+			return nil, fmt.Errorf("store: live judging: %w", err)
+		}
+	}
+	return st, nil
+}
+
+func (st *liveStmts) close() {
+	for _, s := range []*sql.Stmt{st.getTurn, st.getState, st.putTurn, st.putVerdict, st.savepoint, st.rollbackTo,
+		st.release, st.getLiveRun, st.getTally, st.putSession, st.putTally} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// judgeLiveCall is one call's part of a group's transaction.
+func judgeLiveCall(ctx context.Context, tx *sql.Tx, db *DB, st *liveStmts, c *liveCall) ([]LiveResult, int64, error) {
+	datasetID, meta, turns, step := c.datasetID, c.meta, c.turns, c.step
 	out := make([]LiveResult, len(turns))
 	var runID int64
-	// One live writer at a time in this process: concurrent requests queue
-	// here instead of in SQLite's busy handler, which sleeps between tries
-	// (50 concurrent clients waited hundreds of milliseconds there).
-	liveMu.Lock()
-	defer liveMu.Unlock()
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := func() error {
 		var err error
-		if runID, err = liveRun(ctx, tx, db, datasetID, meta); err != nil {
+		if runID, err = liveRun(ctx, tx, st, db, datasetID, meta); err != nil {
 			return err
 		}
 		var seq int64
 		var bv string
-		if err := tx.QueryRowContext(ctx, "SELECT judged, by_verdict FROM run WHERE id = ?", runID).Scan(&seq, &bv); err != nil {
+		if err := st.getTally.QueryRowContext(ctx, runID).Scan(&seq, &bv); err != nil {
 			return fmt.Errorf("store: live run %d: %w", runID, err)
 		}
 		byVerdict := map[persona.Verdict]int{}
 		if err := json.Unmarshal([]byte(bv), &byVerdict); err != nil {
 			return fmt.Errorf("store: live run %d tally: %w", runID, err)
 		}
-		getTurn, err := tx.PrepareContext(ctx, `SELECT t.digest, v.record FROM live_turn t
-    JOIN verdict v ON v.run_id = t.run_id AND v.seq = t.seq WHERE t.turn_id = ?`)
-		if err != nil {
-			return err
-		}
-		defer getTurn.Close()
-		getState, err := tx.PrepareContext(ctx, "SELECT state FROM live_session WHERE session_id = ?")
-		if err != nil {
-			return err
-		}
-		defer getState.Close()
-		putTurn, err := tx.PrepareContext(ctx, `INSERT INTO live_turn (turn_id, session_id, dataset_id, run_id, seq, digest, arrived_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer putTurn.Close()
-		putVerdict, err := tx.PrepareContext(ctx, `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
-    model_id, prompt_id, verdict, summary, reply_text, record, summary_source)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'rule')`)
-		if err != nil {
-			return err
-		}
-		defer putVerdict.Close()
+		getTurn, getState, putTurn, putVerdict := st.getTurn, st.getState, st.putTurn, st.putVerdict
 
 		now := db.stamp()
 		states := map[string]any{} // sessions touched: their latest state
@@ -204,8 +340,7 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 					return fmt.Errorf("store: live session %q: encode state: %w", s, err)
 				}
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO live_session (session_id, state, turns, updated_at) VALUES (?, ?, ?, ?)
-    ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, turns = turns + excluded.turns, updated_at = excluded.updated_at`,
+			if _, err := st.putSession.ExecContext(ctx,
 				s, string(js), counts[s], now); err != nil {
 				return fmt.Errorf("store: live session %q: %w", s, err)
 			}
@@ -217,9 +352,9 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE run SET judged = ?, by_verdict = ?, finished_at = ? WHERE id = ?", seq, string(b), now, runID)
+		_, err = st.putTally.ExecContext(ctx, seq, string(b), now, runID)
 		return err
-	})
+	}()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -228,9 +363,9 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 
 // liveRun returns the live run of datasetID, creating it (and its live_run
 // row) inside tx when there is none.
-func liveRun(ctx context.Context, tx *sql.Tx, db *DB, datasetID int64, meta RunMeta) (int64, error) {
+func liveRun(ctx context.Context, tx *sql.Tx, st *liveStmts, db *DB, datasetID int64, meta RunMeta) (int64, error) {
 	var id int64
-	err := tx.QueryRowContext(ctx, "SELECT run_id FROM live_run WHERE dataset_id = ?", datasetID).Scan(&id)
+	err := st.getLiveRun.QueryRowContext(ctx, datasetID).Scan(&id)
 	if err == nil {
 		return id, nil
 	}

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"path/filepath"
 	"testing"
 
@@ -199,4 +202,105 @@ func TestLiveRejectsAndFailuresLeaveNothingBehind(t *testing.T) {
 	if _, ok, err := db.LiveRunID(context.Background(), 999); ok || err != nil {
 		t.Fatalf("LiveRunID(999) = %v, %v", ok, err)
 	}
+}
+
+// Concurrent calls are written in groups, each call whole or not at all: 40
+// goroutines each send a session's two turns (the second asks about the
+// brother named by the first) in separate calls, and every tenth also sends
+// a conflicting re-send of its first turn; every second turn fails recall
+// citing its own first turn, and no conflicting row is stored.
+func TestConcurrentLiveCallsAreEachWholeOrNotAtAll(t *testing.T) {
+	db, _ := openFile(t)
+	ds := liveDataset(t, db)
+	j := liveJudge(t)
+	const n = 40
+	errs := make(chan error, n)
+	for g := range n {
+		go func() {
+			errs <- func() error {
+				s := fmt.Sprintf("S%02d", g)
+				a := liveTurn(s+"-1", "도윤", false, "가족은?", "동생 도윤이 있어.")
+				a.Turn.SessionID = s
+				a.Digest = live.Digest(a.Turn)
+				if _, _, err := tryLive(db, ds, j, a); err != nil {
+					return err
+				}
+				if g%10 == 0 {
+					bad := liveTurn(s+"-1", "", false, "가족은?", "없어.")
+					bad.Turn.SessionID = s
+					bad.Digest = live.Digest(bad.Turn)
+					extra := liveTurn(s+"-x", "", false, "응", "그래.")
+					extra.Turn.SessionID = s
+					extra.Digest = live.Digest(extra.Turn)
+					if _, _, err := tryLive(db, ds, j, extra, bad); !errors.Is(err, ErrLiveConflict) {
+						return fmt.Errorf("%s: conflict: %v", s, err)
+					}
+				}
+				b := liveTurn(s+"-2", "", true, "동생 이름이 뭐였지?", "몰라.")
+				b.Turn.SessionID = s
+				b.Digest = live.Digest(b.Turn)
+				res, _, err := tryLive(db, ds, j, b)
+				if err != nil {
+					return err
+				}
+				r := recordOf(t, res[0].Record)
+				if r.RecallSourceTurn == nil || *r.RecallSourceTurn != s+"-1" {
+					return fmt.Errorf("%s-2: recall source %v, want %s-1", s, r.RecallSourceTurn, s)
+				}
+				return nil
+			}()
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	var turns, extras int
+	if err := db.sql.QueryRow("SELECT count(*), count(*) FILTER (WHERE turn_id LIKE '%-x') FROM live_turn").Scan(&turns, &extras); err != nil {
+		t.Fatal(err)
+	}
+	if turns != 2*n || extras != 0 {
+		t.Fatalf("%d live turns (%d from conflicting calls), want %d and 0", turns, extras, 2*n)
+	}
+	runID, _, err := db.LiveRunID(context.Background(), ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := db.Run(context.Background(), runID)
+	if err != nil || info.Tally.Judged != 2*n {
+		t.Fatalf("live run: %+v, %v; want %d judged", info.Tally, err, 2*n)
+	}
+}
+
+// BenchmarkJudgeLiveConcurrent: single-turn calls from 50 goroutines on a
+// file store (the HTTP benchmark without HTTP).
+func BenchmarkJudgeLiveConcurrent(b *testing.B) {
+	db, _ := openFile(b)
+	ds := liveDataset(b, db)
+	j := liveJudge(b)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				lt := liveTurn(fmt.Sprintf("T%d", i), "도윤", false, "가족은?", "동생 도윤이 있어.")
+				lt.Turn.SessionID = fmt.Sprintf("S%d", i%500)
+				lt.Digest = live.Digest(lt.Turn)
+				if _, _, err := tryLive(db, ds, j, lt); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
 }
