@@ -52,8 +52,9 @@ start_server() { # db rss_log
 	(while kill -0 "$pid" 2>/dev/null; do awk '/VmRSS/ { print $2 }' "/proc/$pid/status" >>"$2" 2>/dev/null || true; sleep 0.2; done) &
 	sampler=$!
 }
-stop_server() { # prints VmHWM in MB
-	awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status"
+hwm=
+stop_server() { # sets hwm (VmHWM in MB); not in $(…): wait needs this shell
+	hwm=$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status")
 	kill "$sampler" 2>/dev/null || true
 	kill "$pid"; wait "$pid" 2>/dev/null || true
 	trap - EXIT
@@ -80,7 +81,7 @@ for n in $sizes; do
 	for q in forbidden offcanon endings; do
 		row "run 1 $q, again (median)" "$(for _ in $(seq "$repeat"); do ms "$base/1/review/$q"; done | median)"
 	done
-	hwm1=$(stop_server)
+	stop_server; hwm1=$hwm
 
 	start_server "$db" "$rss_log"
 	for q in forbidden offcanon endings; do row "run 1 $q, after a restart (stored)" "$(ms "$base/1/review/$q")"; done
@@ -91,7 +92,7 @@ for n in $sizes; do
 	if [[ -n $next ]]; then
 		row "run 2 changes, next page (median)" "$(for _ in $(seq "$repeat"); do ms "$base/2/review/forbidden?$next"; done | median)"
 	fi
-	hwm2=$(stop_server)
+	stop_server; hwm2=$hwm
 
 	rss_max=$(sort -n "$rss_log" | tail -1 | awk '{ printf "%.0f", $1 / 1024 }')
 	row "server VmRSS max (sampled)" "${rss_max} MB"

@@ -162,6 +162,9 @@ func (db *DB) ReviewQueues(ctx context.Context, runID int64) (map[Queue]StoredQu
 // by turn_id, through the UNIQUE (run_id, turn_id) index: the records one
 // queue page shows. Ids the run lacks are absent. ErrInvalid for more than
 // MaxLookup ids; the run is not checked (an unknown run has no records).
+// The rows come in no order (an ORDER BY seq would make SQLite walk the
+// run's seq index instead of looking the ids up: 114 ms instead of 0.4 ms
+// for 150 ids in a 100k-turn run).
 func (db *DB) EntriesByTurnID(ctx context.Context, runID int64, ids []string) (map[string]Entry, error) {
 	out := map[string]Entry{}
 	if len(ids) == 0 {
@@ -171,7 +174,7 @@ func (db *DB) EntriesByTurnID(ctx context.Context, runID int64, ids []string) (m
 		return nil, fmt.Errorf("%w: %d turn ids (at most %d)", ErrInvalid, len(ids), MaxLookup)
 	}
 	es, err := db.scanEntries(ctx, runID, "SELECT seq, record, summary_source, summary_rejected_by FROM verdict WHERE run_id = ? AND turn_id IN ("+
-		placeholders(len(ids))+") ORDER BY seq", append([]any{runID}, anys(ids)...))
+		placeholders(len(ids))+")", append([]any{runID}, anys(ids)...))
 	if err != nil {
 		return nil, err
 	}

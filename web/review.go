@@ -800,13 +800,17 @@ func (s *Server) compareRuns(ctx context.Context, a, b *runData, slug string, af
 		x, y := a.info.Tally.ByVerdict[vd], b.info.Tally.ByVerdict[vd]
 		v.Counts = append(v.Counts, countChange{Verdict: string(vd), Class: verdictClass[vd], Before: x, After: y, Changed: x != y})
 	}
-	total, err := s.db.CountVerdictChanges(ctx, a.info.ID, b.info.ID, changesCap)
-	if err != nil {
-		return nil, err
-	}
 	changes, err := s.db.VerdictChanges(ctx, a.info.ID, b.info.ID, after, changesPage+1)
 	if err != nil {
 		return nil, err
+	}
+	// A first page that is not full is every change: no count needed (a
+	// run with few changes costs one pass, not two).
+	total := len(changes)
+	if after >= 0 || len(changes) > changesPage {
+		if total, err = s.db.CountVerdictChanges(ctx, a.info.ID, b.info.ID, changesCap); err != nil {
+			return nil, err
+		}
 	}
 	if len(changes) > changesPage {
 		changes = changes[:changesPage]
