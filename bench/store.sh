@@ -5,8 +5,9 @@
 #   BENCH_SIZES="100000" bench/store.sh
 #
 # For each size N: generates N turns (bench/gen), imports and judges them
-# into a fresh store file with `evident judge --db` (timed with
-# /usr/bin/time -v: wall, max RSS), starts `evident serve` on the file, and
+# into a fresh store file with `evident judge --db`, BENCH_JUDGE_REPEAT times
+# (default 3; timed with /usr/bin/time -v: median wall and CPU, the largest
+# max RSS), starts `evident serve` on the file, and
 # times with curl (real HTTP, a fresh connection per request) the cold first
 # view of the run after the start, then each page BENCH_REPEAT times (default
 # 3, median shown): the run page, filtered pages, a search, a two-letter
@@ -20,6 +21,7 @@ cd "$(dirname "$0")/.."
 out=${BENCH_OUT:-bench/out}
 sizes=${BENCH_SIZES:-"100000 1000000"}
 repeat=${BENCH_REPEAT:-3}
+judge_repeat=${BENCH_JUDGE_REPEAT:-3}
 port=${BENCH_PORT:-18473}
 
 for tool in curl /usr/bin/time; do
@@ -44,12 +46,21 @@ for n in $sizes; do
 	turns="$out/turns-$n.jsonl"
 	db="$out/store-$n.db"
 	[[ -s $turns ]] || "$out/gen" -n "$n" -seed 1 >"$turns"
-	rm -f "$db" "$db-wal" "$db-shm"
-	tv="$out/time-$n.txt"
-	/usr/bin/time -v -o "$tv" "$out/evident" judge --db "$db" --turns "$turns" --cards "$out/cards.json" \
-		--lexicon "$out/lexicon.csv" >/dev/null 2>"$out/judge-$n.err"
-	judge_s=$(awk -F': ' '/Elapsed/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$tv")
-	judge_rss=$(awk -F': ' '/Maximum resident/ { printf "%.0f", $2 / 1024 }' "$tv")
+	# import + judge into a fresh store, judge_repeat times: median wall and
+	# CPU (user + sys), the largest max RSS.
+	walls=() cpus=() judge_rss=0
+	for r in $(seq "$judge_repeat"); do
+		rm -f "$db" "$db-wal" "$db-shm"
+		tv="$out/time-$n-$r.txt"
+		/usr/bin/time -v -o "$tv" "$out/evident" judge --db "$db" --turns "$turns" --cards "$out/cards.json" \
+			--lexicon "$out/lexicon.csv" >/dev/null 2>"$out/judge-$n.err"
+		walls+=("$(awk -F': ' '/Elapsed/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$tv")")
+		cpus+=("$(awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.1f", u + s }' "$tv")")
+		rss=$(awk -F': ' '/Maximum resident/ { printf "%.0f", $2 / 1024 }' "$tv")
+		(( rss > judge_rss )) && judge_rss=$rss
+	done
+	judge_s=$(printf '%s\n' "${walls[@]}" | median)
+	judge_cpu=$(printf '%s\n' "${cpus[@]}" | median)
 	size_mb=$(du -m "$db" | cut -f1)
 
 	"$out/evident" serve --db "$db" --addr "127.0.0.1:$port" >"$out/serve-$n.log" 2>&1 &
@@ -77,7 +88,8 @@ for n in $sizes; do
 		["disagreements"]="$base/disagree"
 		["disagreements page 20"]="$base/disagree?page=20"
 	)
-	printf '\n## %d turns: store %d MB; import + judge %.1f s, max RSS %d MB\n' "$n" "$size_mb" "$judge_s" "$judge_rss"
+	printf '\n## %d turns: store %d MB; import + judge %.1f s wall, %.1f s CPU (median of %d; load average %s), max RSS %d MB\n' \
+		"$n" "$size_mb" "$judge_s" "$judge_cpu" "$judge_repeat" "$(cut -d' ' -f1 /proc/loadavg)" "$judge_rss"
 	printf '%-28s %10s\n' "page" "median ms"
 	printf '%-28s %10s\n' "cold first view (restart)" "$cold"
 	for name in "run page" "verdict 말투 어긋남" "character" "character+model" "session" "search 청명검" "search 2 letters 먹쇠" \

@@ -18,43 +18,65 @@
 // batch.Judge, checks only from batch.Check, and every row is written only by
 // store. It must not decide verdicts, parse cells or hold SQL.
 //
-// # Import, then judge the import
+// # Import and judge in one pass
 //
 // Import reads the three tables through batch with the same rejects policy as
 // evident judge (malformed row, missing column, unknown character_id,
-// duplicate turn_id) and stores the accepted rows as one dataset, in one store
-// transaction: a fatal error, a cancelled context or, with Options.Strict,
-// a single rejected row leaves no dataset at all (RejectsError lists every
-// reject with its file and line).
+// duplicate turn_id) and stores the accepted rows as one dataset, in bounded
+// store transactions that become visible at once: a fatal error, a
+// cancelled context or, with Options.Strict, a single rejected row leaves no
+// dataset at all (RejectsError lists every reject with its file and line).
 //
-// JudgeDataset then judges the stored dataset with a batch.Run reading
-// straight from SQLite (store.Source: pages of rows by primary key, the
-// chat_turn pages inside the run's own transaction, RunWriter.Turns), into
-// one run (one more transaction), with no copy in a temporary file,
-// with the import's rejects stored on the run. The run is therefore exactly
-// the judgement of what the store holds, and the screen can re-check it from
-// the store alone. Positions are dense (rejected rows are not stored), which
-// keeps every turn's relative order and so gives the same records as judging
-// the files directly.
+// JudgeDataset judges a stored dataset with a batch.Run reading straight
+// from SQLite (store.Source: pages of rows by primary key), into one run,
+// with no copy in a temporary file, with the import's rejects stored on the
+// run. Positions are dense (rejected rows are not stored), which keeps
+// every turn's relative order and so gives the same records as judging the
+// files directly.
 //
-// Two transactions, not one: the store opens one write transaction per import
-// and per run. When the import commits and judging then fails (I/O, a
-// cancelled context), the dataset stays without a run; the run list shows it
-// and it can be judged again (JudgeDataset).
+// Run (evident judge --db, the screen's upload) does both in one pass
+// (issue 13: judge once): one batch.Run over the input, with the judge
+// built from the loaded cards and lexicon, whose sink stores each accepted
+// turn in the dataset (store.Importer) and its record in the run
+// (store.Importer.BeginRun) as the records arrive. The dataset commits
+// first, then the run (the store refuses the other order), and the run's
+// fingerprints are those of the stored tables. It stores exactly what
+// Import followed by JudgeDataset stores — turns, records with their
+// sidecars, rejects, tally, fingerprints (TestRunJudgesOnce, on the demo,
+// on a log with every kind of reject and with a summarizer) — so the run
+// is the judgement of what the store holds, and JudgeDataset of the same
+// dataset gives it again. When the dataset commits and the run then fails,
+// the dataset stays without a run; the run list shows it and it can be
+// judged again (JudgeDataset).
 //
 // # The run's summary (issue 13)
 //
-// After each run it commits, JudgeDataset calls Summarize: the counts per
-// verdict, character and model (SQL GROUP BY), the ten checks (run once here
-// instead of on every view; at most MaxStoredFailures failures kept, all
-// counted), the per-model report and the models-disagree prompts per scope
-// (the whole run and each character), computed from each model's first
-// answer per prompt as the store streams them, so memory holds one prompt
-// and the model pairs, not the run. It stores them (store.PutRunSummary),
-// builds the run's search index (store.IndexRunText, in batches) and
-// refreshes the planner's statistics (store.Analyze). When that fails after
-// the run committed, JudgeDataset returns the error and the run stays; the
-// screen then counts it with SQL and says the summary is missing. Gold
+// The ten checks run as each record is judged (checks.go): batch hands a
+// Summarizer each record with its check context (the turn, its position,
+// the first pass's session index), so runstore's checker runs
+// persona.Judge.Check there (on a model's rewrite too when a summarizer
+// runs) and the sink tallies the outcomes in run order. That is
+// batch.Check's report over the stored run (tested equal, failures
+// included) without batch.Check's table of every turn in memory, so a
+// run's memory does not grow with its size. Schema validation is the one
+// sampled part: the first 10,000 records and every 100th after
+// (StoredChecks.SchemaChecked says how many); the records come from one
+// encoder, and validating all was a quarter of a run's CPU.
+//
+// After each run it commits, Run and JudgeDataset store the summary: the
+// counts per verdict, character and model (SQL GROUP BY), the checks (at
+// most MaxStoredFailures failures kept, all counted), the per-model report
+// and the models-disagree prompts per scope (the whole run and each
+// character), computed from each model's first answer per prompt as the
+// store streams them, so memory holds one prompt and the model pairs, not
+// the run (store.PutRunSummary), and refresh the planner's statistics
+// (store.Analyze). The search index is written with the run's own batches
+// (store.RunWriter), so no pass reads the run back. When the summary fails
+// after the run committed, the error is returned and the run stays; the
+// screen then counts it with SQL and says the summary is missing.
+// Summarize computes a missing summary for an older run; it runs the checks
+// with Check (batch.Check over the stored run, which holds the dataset's
+// turns in memory) because only a judging pass has the check context. Gold
 // agreement is not stored: labels change, and the screen joins them by
 // index at view time.
 //

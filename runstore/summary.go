@@ -32,15 +32,19 @@ type StoredChecks struct {
 }
 
 // Summarize computes what the screen shows for the whole committed run and
-// stores it (store.PutRunSummary), then builds the run's search index
-// (store.IndexRunText); JudgeDataset calls it after each run it commits.
-// The counts are SQL GROUP BYs; the ten checks run once (Check, which holds
-// the dataset's turns in memory as batch.Check does; ChecksErr says why not
-// for a run without a dataset); the per-model report and the models-disagree
-// lists are computed from each model's first answer per prompt as the store
-// streams them (store.EachFirstAnswer), holding one prompt's answers, the
-// model pairs and the disagreeing prompt ids — the same figures as
-// evalrun.CompareModels and evalrun.FindDisagreements over all records.
+// stores it (store.PutRunSummary), then makes sure the run's search index
+// is complete (store.IndexRunText: a no-op for a run written by this
+// version, whose batches index it) and refreshes the planner's statistics.
+// Run and JudgeDataset store the same summary with the checks they ran as
+// they judged; Summarize is for a run without one (an older store: the
+// screen calls it). The counts are SQL GROUP BYs; the ten checks run once
+// here with Check, which holds the dataset's turns in memory as batch.Check
+// does (ChecksErr says why not for a run without a dataset); the per-model
+// report and the models-disagree lists are computed from each model's first
+// answer per prompt as the store streams them (store.EachFirstAnswer),
+// holding one prompt's answers, the model pairs and the disagreeing prompt
+// ids — the same figures as evalrun.CompareModels and
+// evalrun.FindDisagreements over all records.
 func Summarize(ctx context.Context, db *store.DB, run store.RunInfo) (store.RunSummary, error) {
 	rep, err := Check(ctx, db, run)
 	switch {

@@ -125,6 +125,25 @@
 //     Open first when they can. It falls back to immutable=1 only when the
 //     plain read-only open fails and no -wal with content is beside the
 //     file, so committed rows in a WAL are never skipped silently.
+//   - A run judged while its dataset is imported (Importer.BeginRun:
+//     runstore.Run's one pass) writes its own batches beside the import's;
+//     its Commit is refused until the import has committed, so no run is
+//     ever visible before its dataset. Reclaim removes dead runs before dead
+//     imports (a dead import's run references its dataset).
+//   - The search index (verdict_fts) is written in the transactions that
+//     write a run's rows, and the run is marked indexed (run_search) in its
+//     Commit, so a run is searchable by index from the moment it is
+//     visible. A rolled-back or reclaimed run leaves its index entries
+//     behind: the index is contentless (deleting an entry needs its text),
+//     and every candidate is checked on its row's own text, so a stale
+//     entry costs a candidate, never a wrong result. IndexRunText indexes
+//     runs stored before that (resumable, IndexBatch rows a transaction).
+//     The index merges 16 segments at a time (migration 0010), a quarter of
+//     FTS5's default merge work during a large run.
+//   - Text is compared in NFC. Text made only of runes below U+0300,
+//     general punctuation U+2010–U+2027, CJK punctuation U+3000–U+3029 and
+//     precomposed Hangul syllables is already NFC and skips the normalizer
+//     (nfcFast; every rune of those ranges is checked in a test).
 //   - SQLITE_BUSY in Decide, Undo, PutGold and UpdateCard is retried 3
 //     times, waiting 50 ms, 100 ms, 200 ms (internal/backoff.Exponential
 //     capped at 1 s); each try already waited up to BusyTimeout.

@@ -8,6 +8,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // TestImportedRun: a run judged while its dataset is imported
@@ -193,5 +196,61 @@ func TestKilledImportRun(t *testing.T) {
 	}
 	if got := lockFiles(t, path); len(got) != 0 {
 		t.Fatalf("lock files left after the reclaim: %q", got)
+	}
+}
+
+func TestNFCFastPath(t *testing.T) {
+	for _, c := range []struct {
+		name, s string
+		fast    bool
+	}{
+		{"ASCII", "Coffee 한 잔", true},
+		{"precomposed Hangul and CJK punctuation", "먹쇠가 왔어. 「청명검」… 『네』", true},
+		{"precomposed Hangul only", "먹쇠가 왔어.", true},
+		{"Latin-1 precomposed é", "café", true},
+		{"a conjoining jamo (NFD Hangul)", "\u1106\u1165\u11a8", false},
+		{"a combining acute", "cafe\u0301", false},
+		{"invalid UTF-8", "a\xffb", false},
+		{"an em quad (singleton decomposition)", "a\u2001b", false},
+		{"a Hangul tone mark (combining)", "가\u302e", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := nfcFast(c.s); got != c.fast {
+				t.Errorf("nfcFast(%q) = %v, want %v", c.s, got, c.fast)
+			}
+			if c.fast && !norm.NFC.IsNormalString(c.s) {
+				t.Errorf("%q is answered fast but is not NFC", c.s)
+			}
+			if got, want := normalizeText(c.s), norm.NFC.String(strings.ToValidUTF8(c.s, "\uFFFD")); got != want {
+				t.Errorf("normalizeText(%q) = %q, want %q", c.s, got, want)
+			}
+		})
+	}
+}
+
+func TestNFCStableRunesAreNFCStarters(t *testing.T) {
+	for r := rune(0); r <= 0xD7A3; r++ {
+		if !nfcStable(r) || !utf8.ValidRune(r) {
+			continue
+		}
+		p := norm.NFC.PropertiesString(string(r))
+		if !norm.NFC.IsNormalString(string(r)) || p.CCC() != 0 || norm.NFC.String(string(r)) != string(r) {
+			t.Fatalf("U+%04X is in nfcStable's ranges but not a stable NFC starter", r)
+		}
+		// No rune of the ranges composes with a following one: a few pairs
+		// with each, including the Hangul jamo that do compose (outside).
+		for _, next := range []rune{'a', 0xAC00, 0x3001, 0x2026} {
+			if s := string([]rune{r, next}); !norm.NFC.IsNormalString(s) {
+				t.Fatalf("%q is not NFC", s)
+			}
+		}
+	}
+}
+
+func TestTheSearchIndexMergesSixteenSegments(t *testing.T) {
+	db := openMem(t)
+	var v int
+	if err := db.sql.QueryRow(`SELECT v FROM verdict_fts_config WHERE k = 'automerge'`).Scan(&v); err != nil || v != 16 {
+		t.Fatalf("automerge %d, %v; want 16 (migration 0010)", v, err)
 	}
 }

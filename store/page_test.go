@@ -186,6 +186,11 @@ func TestSearchComparesNFCOnBothSides(t *testing.T) {
 			turns, recs = append(turns, tu), append(recs, r)
 		}
 		run := writeRun(t, db, testMeta, recs, turns)
+		if !indexed { // as a run stored without its index: search reads the rows
+			if _, err := db.sql.Exec(`DELETE FROM run_search`); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if indexed {
 			if err := db.IndexRunText(ctx, run.ID); err != nil {
 				t.Fatal(err)
@@ -214,6 +219,27 @@ func TestSearchIndexIsRecordedAndResumable(t *testing.T) {
 	db := openMem(t)
 	turns, recs := synthSet(IndexBatch + 3)
 	run := writeRun(t, db, testMeta, recs, turns)
+	countIndexed := func() int {
+		var n int
+		if err := db.sql.QueryRow(`SELECT count(*) FROM verdict_fts WHERE verdict_fts MATCH '"회차는"'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// A run is indexed in the transactions that write it (run.go indexRow).
+	if ok, err := db.TextIndexed(ctx, run.ID); !ok || err != nil {
+		t.Fatalf("a committed run: indexed %v, %v", ok, err)
+	}
+	if n := countIndexed(); n != IndexBatch+3 {
+		t.Fatalf("%d rows in the index after commit, want %d", n, IndexBatch+3)
+	}
+	// A run stored without its index (an older store) is indexed by IndexRunText.
+	if _, err := db.sql.Exec(`INSERT INTO verdict_fts (verdict_fts) VALUES ('delete-all')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.Exec(`DELETE FROM run_search`); err != nil {
+		t.Fatal(err)
+	}
 	if ok, _ := db.TextIndexed(ctx, run.ID); ok {
 		t.Fatal("indexed before IndexRunText")
 	}

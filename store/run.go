@@ -93,6 +93,7 @@ type RunWriter struct {
 const (
 	runVerdict = iota
 	runReject
+	runSearch
 )
 
 var runQueries = []string{
@@ -100,11 +101,38 @@ var runQueries = []string{
     model_id, prompt_id, verdict, summary, reply_text, record, summary_source, summary_rejected_by)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	runReject: "INSERT INTO run_reject (run_id, seq, file, line, turn_id, reason) VALUES (?, ?, ?, ?, ?, ?)",
+	runSearch: "INSERT INTO verdict_fts (rowid, summary, reply_text) VALUES (?, ?, ?)",
 }
 
 var runErrs = []func(p *pendingRow, err error) error{
 	runVerdict: func(p *pendingRow, err error) error { return fmt.Errorf("store: add record %q: %w", p.id, err) },
 	runReject:  func(p *pendingRow, err error) error { return fmt.Errorf("store: add reject %s: %w", p.id, err) },
+	runSearch: func(p *pendingRow, err error) error {
+		return fmt.Errorf("store: search index of record %q: %w", p.id, err)
+	},
+}
+
+// indexRow is a run batch's writeBatch.then: each verdict row goes into the
+// search index (verdict_fts, NFC) under its rowid in the transaction that
+// inserts it, so a run is searchable by index when it becomes visible
+// (Commit marks it indexed, run_search) and no pass reads the run back
+// (issue 13). Rows of a run that is rolled back or reclaimed leave their
+// entries behind: the index is contentless, and a search checks every
+// candidate on its row's own text (search.go), so a stale entry (even one
+// whose rowid a later row reuses) costs a candidate, never a wrong match.
+func indexRow(p *pendingRow, res sql.Result) (int, []any, bool, error) {
+	if p.stmt != runVerdict {
+		return 0, nil, false, nil
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return runSearch, nil, false, err
+	}
+	reply := ""
+	if s, ok := p.args[9].(string); ok {
+		reply = s
+	}
+	return runSearch, []any{id, normalizeText(p.args[8].(string)), normalizeText(reply)}, true, nil
 }
 
 // runCommitHooks run inside the transaction of a run's last batch, after
@@ -204,7 +232,7 @@ func (db *DB) beginRun(ctx context.Context, meta RunMeta, im *Importer) (*RunWri
 		w.lk.release()
 		return nil, fmt.Errorf("store: begin run: %w", err)
 	}
-	w.b = &writeBatch{db: db, ctx: ctx, queries: runQueries, errf: runErrs}
+	w.b = &writeBatch{db: db, ctx: ctx, queries: runQueries, errf: runErrs, then: indexRow}
 	return w, nil
 }
 
@@ -368,6 +396,10 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 		}
 		if _, err := tx.ExecContext(w.ctx, "UPDATE run SET finished_at = ?, judged = ?, rejected = ?, by_verdict = ? WHERE id = ?",
 			finished, w.n, t.Rejected, string(bv), w.id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(w.ctx, `INSERT INTO run_search (run_id, next_seq, indexed_at) VALUES (?, ?, ?)
+    ON CONFLICT (run_id) DO UPDATE SET next_seq = excluded.next_seq, indexed_at = excluded.indexed_at`, w.id, w.n, finished); err != nil {
 			return err
 		}
 		for _, hook := range runCommitHooks {

@@ -304,6 +304,11 @@ type writeBatch struct {
 	bytes   int
 	keys    map[string]struct{} // UNIQUE keys in rows, to refuse a repeat at once
 	flushes int
+	// then, when set, is asked after each row's insert for one more
+	// statement of queries to run with args in the same transaction (a
+	// verdict row's search index entry, keyed by the row's rowid); ok false
+	// for none.
+	then func(p *pendingRow, res sql.Result) (stmt int, args []any, ok bool, err error)
 }
 
 // pendingRow is one row waiting in a writeBatch.
@@ -356,8 +361,24 @@ func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
 				}
 				stmts[p.stmt] = s
 			}
-			if _, err := stmts[p.stmt].ExecContext(b.ctx, p.args...); err != nil {
+			res, err := stmts[p.stmt].ExecContext(b.ctx, p.args...)
+			if err != nil {
 				return b.errf[p.stmt](p, err)
+			}
+			if b.then == nil {
+				continue
+			}
+			stmt, args, ok, err := b.then(p, res)
+			if err == nil && ok {
+				if stmts[stmt] == nil {
+					if stmts[stmt], err = tx.PrepareContext(b.ctx, b.queries[stmt]); err != nil {
+						return err
+					}
+				}
+				_, err = stmts[stmt].ExecContext(b.ctx, args...)
+			}
+			if err != nil {
+				return b.errf[stmt](p, err)
 			}
 		}
 		if final != nil {
