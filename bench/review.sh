@@ -77,7 +77,7 @@ for n in $sizes; do
 	row "page" "ms"
 
 	start_server "$db" "$rss_log"
-	for q in forbidden offcanon endings; do row "run 1 $q, first view (computes)" "$(ms "$base/1/review/$q")"; done
+	for q in forbidden offcanon endings; do row "run 1 $q, first view (1st computes)" "$(ms "$base/1/review/$q")"; done
 	for q in forbidden offcanon endings; do
 		row "run 1 $q, again (median)" "$(for _ in $(seq "$repeat"); do ms "$base/1/review/$q"; done | median)"
 	done
@@ -88,7 +88,7 @@ for n in $sizes; do
 	row "run 1 offcanon page 2 (median)" "$(for _ in $(seq "$repeat"); do ms "$base/1/review/offcanon?page=2"; done | median)"
 	row "run 2 forbidden, first view, changes from run 1" "$(ms "$base/2/review/forbidden?from=1")"
 	row "run 2 with changes from run 1 (median)" "$(for _ in $(seq "$repeat"); do ms "$base/2/review/forbidden?from=1"; done | median)"
-	next=$(curl -sS "$base/2/review/forbidden?from=1" | grep -o 'from=1&amp;after=[0-9]*' | head -1 | sed 's/&amp;/\&/')
+	next=$(curl -sS "$base/2/review/forbidden?from=1" | grep -o 'from=1&amp;after=[0-9]*' | head -1 | sed 's/&amp;/\&/' || true)
 	if [[ -n $next ]]; then
 		row "run 2 changes, next page (median)" "$(for _ in $(seq "$repeat"); do ms "$base/2/review/forbidden?$next"; done | median)"
 	fi
