@@ -304,3 +304,15 @@ func BenchmarkJudgeLiveConcurrent(b *testing.B) {
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
 }
+
+// The live run's rows are found by the screen's text filter (a live run has
+// no search index: the rows are read).
+func TestTheLiveRunIsSearchable(t *testing.T) {
+	db := openMem(t)
+	ds := liveDataset(t, db)
+	_, run := judgeLive(t, db, ds, liveJudge(t), liveTurn("T1", "도윤", false, "가족은?", "동생 도윤이 있어."), liveTurn("T2", "", false, "응", "그래."))
+	recs, err := db.Records(context.Background(), run, Filter{Text: "도윤이"})
+	if err != nil || len(recs) != 1 || recs[0].TurnID != "T1" {
+		t.Fatalf("text filter on the live run: %v, %v; want T1", recs, err)
+	}
+}
