@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"evident/persona"
 	"evident/persona/ingest"
@@ -58,6 +59,16 @@ import (
 //     takes effect on the next request).
 //   - A re-send (same turn_id, same row) answers the stored record, status
 //     200, with header Evident-Repeat: N (the number of re-sent rows).
+
+// checkAPIToken is the token rule of Options.APIToken (serve --api-token),
+// the same as --token's (web.MinTokenLength characters at least, or empty
+// for none); New refuses a shorter one, naming the flag.
+func checkAPIToken(token string) error {
+	if n := utf8.RuneCountInString(token); token != "" && n < MinTokenLength {
+		return fmt.Errorf("--api-token is %d characters; use at least %d random characters (e.g. openssl rand -base64 24)", n, MinTokenLength)
+	}
+	return nil
+}
 
 // maxAPIRows caps the rows of one request, whatever their size.
 const maxAPIRows = 100_000

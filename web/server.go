@@ -94,6 +94,9 @@ func New(db *store.DB, o Options) (*Server, error) {
 	if err := checkToken(o.Token); err != nil {
 		return nil, err
 	}
+	if err := checkAPIToken(o.APIToken); err != nil {
+		return nil, err
+	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
