@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"evident/persona"
 )
 
 // TestImportedRun: a run judged while its dataset is imported
@@ -253,4 +257,74 @@ func TestTheSearchIndexMergesSixteenSegments(t *testing.T) {
 	if err := db.sql.QueryRow(`SELECT v FROM verdict_fts_config WHERE k = 'automerge'`).Scan(&v); err != nil || v != 16 {
 		t.Fatalf("automerge %d, %v; want 16 (migration 0010)", v, err)
 	}
+}
+
+// TestShortSearchesUseTheIndex: a query of one or two characters is served
+// by the padded trigram index (migration 0010) with the scan's answer, and a
+// run indexed without padding, or a query the index cannot serve, still
+// gets that answer by reading the rows.
+func TestShortSearchesUseTheIndex(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	texts := []string{"먹쇠가 왔어.", "앞에 먹쇠", "응", "다른 말", "Coffee 먹", norm.NFD.String("국어 먹쇠"), ""}
+	var turns []persona.Turn
+	var recs []persona.Record
+	for i, text := range texts {
+		tu, r := synth(i)
+		tu.ReplyText = sp(text)
+		r.Evidence[0].Value = text
+		turns, recs = append(turns, tu), append(recs, r)
+	}
+	// 300 replies 가X다 (X a different syllable each): 가 has more than
+	// maxShortTerms trigrams, so it is answered by reading the rows.
+	for i := range 300 {
+		tu, r := synth(len(texts) + i)
+		text := "가" + string(rune(0xAC01+i)) + "다"
+		tu.ReplyText = sp(text)
+		r.Evidence[0].Value = text
+		turns, recs = append(turns, tu), append(recs, r)
+	}
+	run := writeRun(t, db, testMeta, recs, turns)
+	want := func(q string) []int {
+		nq := normalizeQuery(q)
+		var out []int
+		for i, r := range recs {
+			if containsFolded(normalizeText(r.Summary), nq) || containsFolded(normalizeText(*turns[i].ReplyText), nq) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	queries := []string{"먹쇠", "먹", "쇠", "응", "COF", "co", "국", norm.NFD.String("국"), "어", "가", "없", "\uE000"}
+	for _, padded := range []int{1, 0} {
+		if _, err := db.sql.Exec("UPDATE run_search SET padded = ?", padded); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range queries {
+			t.Run(fmt.Sprintf("padded=%d: %q finds what the scan finds", padded, q), func(t *testing.T) {
+				es, err := db.Entries(ctx, run.ID, Filter{Text: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, w := seqsOf(es), want(q); !slices.Equal(got, w) {
+					t.Fatalf("seqs %v, want %v", got, w)
+				}
+			})
+		}
+	}
+	t.Run("the index serves a two-character query on a padded run, and not 가 with its 300 trigrams", func(t *testing.T) {
+		m, none, ok, err := db.shortMatch(ctx, "먹쇠")
+		if err != nil || !ok || none || m != "\"먹쇠가\" OR \"먹쇠\uE000\"" {
+			t.Fatalf("shortMatch(먹쇠) = %q, %v, %v, %v", m, none, ok, err)
+		}
+		if _, _, ok, err := db.shortMatch(ctx, "가"); ok || err != nil {
+			t.Fatalf("shortMatch(가): ok %v, %v", ok, err)
+		}
+		if _, none, ok, _ := db.shortMatch(ctx, "없"); !ok || !none {
+			t.Fatalf("shortMatch(없): ok %v, none %v", ok, none)
+		}
+		if _, _, ok, _ := db.shortMatch(ctx, "É"); ok {
+			t.Fatal("a letter the tokenizer folds beyond ASCII must read the rows")
+		}
+	})
 }

@@ -37,9 +37,10 @@ type Filter struct {
 }
 
 // whereWith renders the filter as a WHERE clause (with run_id) and its
-// args. Text is checked on each row (evident_contains, search.go); indexed
-// adds the trigram index's candidates (DB.whereOf decides).
-func (f Filter) whereWith(runID int64, indexed bool) (string, []any) {
+// args. Text is checked on each row (evident_contains, search.go); match,
+// when not "", adds the search index's candidates (an FTS5 expression;
+// DB.whereOf decides), and none says the index holds no candidate.
+func (f Filter) whereWith(runID int64, match string, none bool) (string, []any) {
 	clauses := []string{"run_id = ?"}
 	args := []any{runID}
 	for _, c := range []struct{ col, val string }{
@@ -61,13 +62,13 @@ func (f Filter) whereWith(runID int64, indexed bool) (string, []any) {
 	}
 	if f.Text != "" {
 		q := normalizeQuery(f.Text)
-		if strings.ContainsRune(q, 0) { // SQLite cuts text at NUL: such a query would match all
+		if none || strings.ContainsRune(q, 0) { // SQLite cuts text at NUL: such a query would match all
 			clauses = append(clauses, "0")
 			return " WHERE " + strings.Join(clauses, " AND "), args
 		}
-		if m, ok := ftsQuery(q); ok && indexed {
+		if match != "" {
 			clauses = append(clauses, "rowid IN (SELECT rowid FROM verdict_fts WHERE verdict_fts MATCH ?)")
-			args = append(args, m)
+			args = append(args, match)
 		}
 		clauses = append(clauses, containsFunc+"(summary, reply_text, ?)")
 		args = append(args, q)
@@ -75,16 +76,32 @@ func (f Filter) whereWith(runID int64, indexed bool) (string, []any) {
 	return " WHERE " + strings.Join(clauses, " AND "), args
 }
 
-// whereOf is f.where using the run's search index when it is complete.
+// whereOf is f.whereWith using the run's search index when it is complete:
+// the AND of trigrams for a query of three or more characters (ftsQuery),
+// the indexed trigrams that begin with it for one of one or two on a run
+// indexed padded (shortMatch), else no index (the rows are read).
 func (db *DB) whereOf(ctx context.Context, runID int64, f Filter) (string, []any, error) {
-	indexed := false
+	var match string
+	var none bool
 	if f.Text != "" {
-		var err error
-		if indexed, err = db.TextIndexed(ctx, runID); err != nil {
+		indexed, padded, err := db.textIndex(ctx, runID)
+		if err != nil {
 			return "", nil, err
 		}
+		q := normalizeQuery(f.Text)
+		if m, ok := ftsQuery(q); ok && indexed {
+			match = m
+		} else if !ok && padded && q != "" && !strings.ContainsRune(q, 0) {
+			m, no, ok, err := db.shortMatch(ctx, q)
+			if err != nil {
+				return "", nil, err
+			}
+			if ok {
+				match, none = m, no
+			}
+		}
 	}
-	w, args := f.whereWith(runID, indexed)
+	w, args := f.whereWith(runID, match, none)
 	return w, args, nil
 }
 

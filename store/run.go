@@ -132,7 +132,7 @@ func indexRow(p *pendingRow, res sql.Result) (int, []any, bool, error) {
 	if s, ok := p.args[9].(string); ok {
 		reply = s
 	}
-	return runSearch, []any{id, normalizeText(p.args[8].(string)), normalizeText(reply)}, true, nil
+	return runSearch, []any{id, indexText(p.args[8].(string)), indexText(reply)}, true, nil
 }
 
 // runCommitHooks run inside the transaction of a run's last batch, after
@@ -398,8 +398,8 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 			finished, w.n, t.Rejected, string(bv), w.id); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(w.ctx, `INSERT INTO run_search (run_id, next_seq, indexed_at) VALUES (?, ?, ?)
-    ON CONFLICT (run_id) DO UPDATE SET next_seq = excluded.next_seq, indexed_at = excluded.indexed_at`, w.id, w.n, finished); err != nil {
+		if _, err := tx.ExecContext(w.ctx, `INSERT INTO run_search (run_id, next_seq, indexed_at, padded) VALUES (?, ?, ?, 1)
+    ON CONFLICT (run_id) DO UPDATE SET next_seq = excluded.next_seq, indexed_at = excluded.indexed_at, padded = 1`, w.id, w.n, finished); err != nil {
 			return err
 		}
 		for _, hook := range runCommitHooks {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -22,9 +23,16 @@ import (
 // and every candidate is checked on its own text by evident_contains (NFC
 // substring, ASCII case folded) — the index narrows, the check decides, so
 // the answer is the same as the scan's. A query of one or two characters has
-// no trigram: it, and any query on a run whose index is not complete, is
-// answered by evident_contains over the run's rows (a full read of the
-// filtered rows: the documented slow path).
+// no trigram of its own: on a run indexed with indexPad after each text
+// (migration 0010; every run this version writes) its candidates are the
+// rows of the indexed trigrams that begin with it (shortMatch, at most
+// maxShortTerms of them, listed from verdict_fts_vocab), so 먹쇠 finds
+// 먹쇠가 and a reply ending in 먹쇠 alike, checked as above. Such a query
+// with more trigrams than that (a very common syllable), a cased letter
+// beyond ASCII, a run indexed before 0010, or any query on a run whose
+// index is not complete, is answered by evident_contains over the run's
+// rows (a read of the filtered rows; a page of a common syllable fills
+// within its first rows).
 
 // containsFunc is the SQL function the search registers with the driver:
 // evident_contains(summary, reply_text, query) is 1 when the NFC form of
@@ -147,17 +155,95 @@ func ftsQuery(q string) (string, bool) {
 }
 
 // TextIndexed reports whether every row of the run is in the search index
-// (IndexRunText finished).
+// (RunWriter.Commit or IndexRunText finished).
 func (db *DB) TextIndexed(ctx context.Context, runID int64) (bool, error) {
+	ok, _, err := db.textIndex(ctx, runID)
+	return ok, err
+}
+
+// textIndex reports whether the run is indexed and whether its texts were
+// indexed padded (indexText), so that short queries can use the index.
+func (db *DB) textIndex(ctx context.Context, runID int64) (indexed, padded bool, err error) {
 	var at sql.NullString
-	err := db.sql.QueryRowContext(ctx, "SELECT indexed_at FROM run_search WHERE run_id = ?", runID).Scan(&at)
+	err = db.sql.QueryRowContext(ctx, "SELECT indexed_at, padded FROM run_search WHERE run_id = ?", runID).Scan(&at, &padded)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("store: search index of run %d: %w", runID, err)
+		return false, false, fmt.Errorf("store: search index of run %d: %w", runID, err)
 	}
-	return at.Valid, nil
+	return at.Valid, padded && at.Valid, nil
+}
+
+// indexPad follows every non-empty text in the index (migration 0010): with
+// it, each character of a text starts a trigram, so a query of one or two
+// characters is a prefix of the trigrams of its occurrences. U+E000 is a
+// private-use character: in a text it only adds candidates, which the check
+// on the row's own text removes.
+const indexPad = "\uE000\uE000"
+
+// indexText is a text as the index holds it: NFC, then indexPad.
+func indexText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return normalizeText(s) + indexPad
+}
+
+// foldsBeyondASCII reports whether q has a letter outside ASCII with case.
+func foldsBeyondASCII(q string) bool {
+	for _, r := range q {
+		if r >= utf8.RuneSelf && (unicode.ToLower(r) != r || unicode.ToUpper(r) != r || unicode.ToTitle(r) != r) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxShortTerms caps the trigrams a short query may expand to; a query
+// with more (a very common syllable) reads the rows instead, where a page
+// fills within its first rows.
+const maxShortTerms = 256
+
+// shortMatch returns the FTS5 expression for a normalised query of one or
+// two characters on a padded index: the OR of the indexed trigrams that
+// begin with it, read from verdict_fts_vocab by a range of terms (every
+// run's, so some candidates are other runs' rows; run_id removes them). ok
+// is false when the index cannot serve the query: more than maxShortTerms
+// trigrams, or a letter the trigram tokenizer folds other than ASCII (it
+// folds case beyond ASCII; the check folds ASCII only). none reports that
+// no indexed trigram begins with q: nothing matches.
+func (db *DB) shortMatch(ctx context.Context, q string) (m string, none, ok bool, err error) {
+	if foldsBeyondASCII(q) {
+		return "", false, false, nil
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT term FROM verdict_fts_vocab WHERE term >= ? AND term <= ? LIMIT ?",
+		q, q+"\U0010FFFF\U0010FFFF", maxShortTerms+1)
+	if err != nil {
+		return "", false, false, fmt.Errorf("store: search %q: %w", q, err)
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return "", false, false, fmt.Errorf("store: search %q: %w", q, err)
+		}
+		if !strings.HasPrefix(t, q) {
+			continue
+		}
+		parts = append(parts, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+	}
+	if err := rows.Err(); err != nil {
+		return "", false, false, fmt.Errorf("store: search %q: %w", q, err)
+	}
+	if len(parts) > maxShortTerms {
+		return "", false, false, nil
+	}
+	if len(parts) == 0 {
+		return "", true, true, nil
+	}
+	return strings.Join(parts, " OR "), false, true, nil
 }
 
 // IndexBatch is how many rows IndexRunText writes per transaction, so other
@@ -181,7 +267,7 @@ func (db *DB) IndexRunText(ctx context.Context, runID int64) error {
 			var at sql.NullString
 			err := tx.QueryRowContext(ctx, "SELECT next_seq, indexed_at FROM run_search WHERE run_id = ?", runID).Scan(&next, &at)
 			if errors.Is(err, sql.ErrNoRows) {
-				_, err = tx.ExecContext(ctx, "INSERT INTO run_search (run_id, next_seq) VALUES (?, 0)", runID)
+				_, err = tx.ExecContext(ctx, "INSERT INTO run_search (run_id, next_seq, padded) VALUES (?, 0, 1)", runID)
 			}
 			if err != nil {
 				return err
@@ -220,7 +306,7 @@ func (db *DB) IndexRunText(ctx context.Context, runID int64) error {
 				}
 				defer stmt.Close()
 				for _, r := range batch {
-					if _, err := stmt.ExecContext(ctx, r.rowid, normalizeText(r.summary), normalizeText(r.reply)); err != nil {
+					if _, err := stmt.ExecContext(ctx, r.rowid, indexText(r.summary), indexText(r.reply)); err != nil {
 						return err
 					}
 				}
