@@ -140,6 +140,12 @@
 //     runs stored before that (resumable, IndexBatch rows a transaction).
 //     The index merges 16 segments at a time (migration 0010), a quarter of
 //     FTS5's default merge work during a large run.
+//   - A run's summary keeps its counts per character × model × verdict
+//     (RunSummary.Cross, at most MaxCrossPairs pairs), so CountByVerdict and
+//     CountBy answer any filter of character, model and verdict from one
+//     stored row instead of reading up to the whole run's index (a verdict
+//     filter's side panels read 1,000,000 index entries at 1M turns). Runs
+//     without it are counted with SQL as before.
 //   - A search of one or two characters (Korean names: 먹쇠, followed by
 //     particles, 먹쇠가) uses the trigram index too: each text is indexed
 //     with two U+E000 after it, so every occurrence of such a query begins

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -327,4 +328,70 @@ func TestShortSearchesUseTheIndex(t *testing.T) {
 			t.Fatal("a letter the tokenizer folds beyond ASCII must read the rows")
 		}
 	})
+}
+
+// TestCountsFromTheSummaryEqualTheIndexCounts: CountByVerdict and CountBy
+// answer a filter of character, model and verdict from the stored
+// summary's Cross counts with the figures SQL counts on the index.
+func TestCountsFromTheSummaryEqualTheIndexCounts(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	turns, recs := synthSet(97)
+	run := writeRun(t, db, testMeta, recs, turns)
+	type result struct {
+		verdicts    map[persona.Verdict]int
+		chars, mods []GroupCount
+	}
+	var filters []Filter
+	for _, c := range []string{"", "C0", "C2", "C9"} {
+		for _, m := range []string{"", "m1", "mx"} {
+			for _, v := range []persona.Verdict{"", persona.Verdicts[0], persona.Verdicts[3]} {
+				filters = append(filters, Filter{Character: c, Model: m, Verdict: v})
+			}
+		}
+	}
+	all := func() []result {
+		var out []result
+		for _, f := range filters {
+			var r result
+			var err error
+			if r.verdicts, err = db.CountByVerdict(ctx, run.ID, f); err != nil {
+				t.Fatal(err)
+			}
+			if r.chars, err = db.CountBy(ctx, run.ID, "character", f); err != nil {
+				t.Fatal(err)
+			}
+			if r.mods, err = db.CountBy(ctx, run.ID, "model", f); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	bySQL := all()
+	s, err := db.CountRun(ctx, run.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Cross) != 6 { // 3 characters × 2 models
+		t.Fatalf("%d cross pairs, want 6", len(s.Cross))
+	}
+	if err := db.PutRunSummary(ctx, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	fromSummary := all()
+	for i, f := range filters {
+		if !reflect.DeepEqual(bySQL[i], fromSummary[i]) {
+			t.Errorf("filter %+v: from the summary %+v, by SQL %+v", f, fromSummary[i], bySQL[i])
+		}
+	}
+	// The summary is really read: a changed Cross changes the answer.
+	s.Cross[0].ByVerdict[persona.Verdicts[0]] += 1000
+	if err := db.PutRunSummary(ctx, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.CountByVerdict(ctx, run.ID, Filter{Character: s.Cross[0].Character})
+	if err != nil || got[persona.Verdicts[0]] != bySQL[9].verdicts[persona.Verdicts[0]]+1000 {
+		t.Errorf("counts %v, %v: not read from the summary", got, err)
+	}
 }

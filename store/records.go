@@ -194,10 +194,24 @@ func decodeRecord(b []byte) (persona.Record, error) {
 
 // CountByVerdict counts the run's records matching f (Limit and Offset
 // ignored) per verdict; the map has an entry, possibly 0, for each of the
-// five verdicts. ErrNotFound when the run does not exist or is not committed.
+// five verdicts. A filter of character and model (and verdict) only is
+// answered from the stored summary's Cross counts when the run has them. ErrNotFound when the run does not exist or is not committed.
 func (db *DB) CountByVerdict(ctx context.Context, runID int64, f Filter) (map[persona.Verdict]int, error) {
 	if _, err := db.Run(ctx, runID); err != nil {
 		return nil, err
+	}
+	if crossOnly(f) && (f.Character != "" || f.Model != "") { // a verdict alone is index-only already
+		if gs, ok, err := db.fromCross(ctx, runID, f, ""); err != nil {
+			return nil, err
+		} else if ok {
+			out := zeroVerdicts()
+			for _, g := range gs {
+				for v, n := range g.ByVerdict {
+					out[v] += n
+				}
+			}
+			return out, nil
+		}
 	}
 	where, args, err := db.whereOf(ctx, runID, f)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"evident/persona"
@@ -65,11 +66,28 @@ type RunSummary struct {
 	// its models-disagree figures; the prompts themselves are in
 	// PutDisagreements.
 	Disagree map[string]DisagreeStat `json:"disagree,omitempty"`
+	// Cross counts the records per (character_id, model_id) pair and
+	// verdict, sorted by character then model; nil when the run has more
+	// than MaxCrossPairs pairs (or for a summary stored before it).
+	// CountByVerdict and CountBy answer a filter of character, model and
+	// verdict alone from it instead of reading the run's index.
+	Cross []CrossCount `json:"cross,omitempty"`
 }
+
+// CrossCount is the number of a run's records of one character and one
+// model, per verdict (an entry, possibly 0, for each of the five).
+type CrossCount struct {
+	Character string                  `json:"character"`
+	Model     string                  `json:"model"`
+	ByVerdict map[persona.Verdict]int `json:"by_verdict"`
+}
+
+// MaxCrossPairs caps RunSummary.Cross.
+const MaxCrossPairs = 10000
 
 // CountRun computes the counting part of a run's summary with SQL (GROUP BY
 // on the filter indexes, nothing held per record): Records, ByVerdict,
-// Characters, Models, SessionCount and Sessions. It reads rows as committed
+// Characters, Models, SessionCount, Sessions and Cross. It reads rows as committed
 // so far, so it also serves a run still being written (a live run) when the
 // caller passes committed=false; with committed=true ErrNotFound when the run
 // is not committed.
@@ -101,7 +119,90 @@ func (db *DB) CountRun(ctx context.Context, runID int64, committed bool) (RunSum
 			return RunSummary{}, err
 		}
 	}
+	if s.Cross, err = db.crossCounts(ctx, runID); err != nil {
+		return RunSummary{}, err
+	}
 	return s, nil
+}
+
+// crossCounts counts the run's records per character, model and verdict
+// (one read of verdict_by_character, which covers all three); nil beyond
+// MaxCrossPairs pairs.
+func (db *DB) crossCounts(ctx context.Context, runID int64) ([]CrossCount, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT character_id, model_id, verdict, count(*) FROM verdict WHERE run_id = ?
+    GROUP BY character_id, model_id, verdict ORDER BY character_id, model_id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: count run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	out := []CrossCount{}
+	for rows.Next() {
+		var c, m, v string
+		var n int
+		if err := rows.Scan(&c, &m, &v, &n); err != nil {
+			return nil, fmt.Errorf("store: count run %d: %w", runID, err)
+		}
+		if len(out) == 0 || out[len(out)-1].Character != c || out[len(out)-1].Model != m {
+			if len(out) == MaxCrossPairs {
+				return nil, nil
+			}
+			out = append(out, CrossCount{Character: c, Model: m, ByVerdict: zeroVerdicts()})
+		}
+		out[len(out)-1].ByVerdict[persona.Verdict(v)] += n
+	}
+	return out, rows.Err()
+}
+
+// crossOnly reports whether f filters on character, model and verdict only
+// (any of them), so its counts follow from RunSummary.Cross.
+func crossOnly(f Filter) bool {
+	return f.Session == "" && f.TurnID == "" && f.Text == "" && f.From <= 0 && f.Until <= 0
+}
+
+// fromCross counts the records matching f (crossOnly) per value of col
+// ("character_id", "model_id", or "" for one group) and verdict from the
+// run's stored Cross counts; ok false when the run has none.
+func (db *DB) fromCross(ctx context.Context, runID int64, f Filter, col string) (gs []GroupCount, ok bool, err error) {
+	s, err := db.StoredSummary(ctx, runID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil || s.Cross == nil {
+		return nil, false, err
+	}
+	byValue := map[string]*GroupCount{}
+	out := []GroupCount{}
+	var order []string
+	for _, c := range s.Cross {
+		if (f.Character != "" && c.Character != f.Character) || (f.Model != "" && c.Model != f.Model) {
+			continue
+		}
+		key := ""
+		switch col {
+		case "character_id":
+			key = c.Character
+		case "model_id":
+			key = c.Model
+		}
+		g := byValue[key]
+		for v, n := range c.ByVerdict {
+			if (f.Verdict != "" && v != f.Verdict) || n == 0 {
+				continue
+			}
+			if g == nil {
+				g = &GroupCount{Value: key, ByVerdict: zeroVerdicts()}
+				byValue[key] = g
+				order = append(order, key)
+			}
+			g.ByVerdict[v] += n
+			g.Total += n
+		}
+	}
+	slices.Sort(order)
+	for _, k := range order {
+		out = append(out, *byValue[k])
+	}
+	return out, true, nil
 }
 
 func zeroVerdicts() map[persona.Verdict]int {
@@ -118,6 +219,11 @@ func zeroVerdicts() map[persona.Verdict]int {
 func (db *DB) groupCounts(ctx context.Context, runID int64, col string, f Filter) ([]GroupCount, error) {
 	if col != "character_id" && col != "model_id" {
 		return nil, fmt.Errorf("%w: group by %q", ErrInvalid, col)
+	}
+	if crossOnly(f) && (f.Character != "" || f.Model != "" || f.Verdict != "") {
+		if gs, ok, err := db.fromCross(ctx, runID, f, col); err != nil || ok {
+			return gs, err
+		}
 	}
 	where, args, err := db.whereOf(ctx, runID, f)
 	if err != nil {
@@ -149,7 +255,8 @@ func (db *DB) groupCounts(ctx context.Context, runID int64, col string, f Filter
 // CountBy counts the committed run's records matching f (Limit and Offset
 // ignored) per value of column "character" or "model", with the
 // verdict breakdown, sorted by value; values with no matching record are
-// absent. For the screen's side panels under a filter. ErrNotFound when the
+// absent. A filter of character, model and verdict only is answered from
+// the stored summary's Cross counts when the run has them. For the screen's side panels under a filter. ErrNotFound when the
 // run does not exist; ErrInvalid for another column.
 func (db *DB) CountBy(ctx context.Context, runID int64, column string, f Filter) ([]GroupCount, error) {
 	col := map[string]string{"character": "character_id", "model": "model_id"}[column]
