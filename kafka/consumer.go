@@ -53,9 +53,25 @@
 //     session_id are dead letters; they never stop the consumer. A failed
 //     produce or commit does: Run returns the error, and the records are
 //     replayed by whichever consumer gets the partition next.
-//   - State is held in memory for the assigned partitions (NOT bounded by a
-//     cache yet: memory grows with the sessions of the assigned partitions;
-//     add consumers to spread it).
+//   - State is kept the way Kafka Streams keeps a state store: a local
+//     SQLite file per assigned input partition (Config.StateDir) holds every
+//     session's live state and the digest of every judged turn (with its
+//     record until committed), and an LRU of Config.CacheSessions decoded
+//     states sits in front of it. Memory is flat in the number of sessions
+//     beyond the cache: a state not cached is read from the file, a turn's
+//     digest is looked up in it. The file is written after each poll's state
+//     records are produced, with the changelog offset after them; on
+//     assignment it is caught up from that offset (from the start when
+//     missing, or when its offset is outside the changelog's). The changelog
+//     stays the source of truth: a file can be deleted at any time.
+//   - The changelog value of a session is still its whole state (live state,
+//     every turn digest, the records not yet committed), read from the local
+//     store when the session is written; it grows with the turns of a
+//     session, never with the number of sessions.
+//   - A member that is not the partition's owner any more but still writes
+//     (a zombie) can leave a local store out of step with the changelog until
+//     the file is removed; the group's fencing of commits is not extended to
+//     the state topic (no transactions).
 package kafka
 
 import (
@@ -65,6 +81,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"strconv"
 	"sync"
 
@@ -102,6 +119,15 @@ type Config struct {
 	// MaxPollRecords bounds the records handled between two commits; 0
 	// means 10,000.
 	MaxPollRecords int
+	// StateDir holds the local state store: one SQLite file per assigned
+	// input partition (STATE_TOPIC-PARTITION.sqlite), kept between runs so
+	// that a restart reads only the changelog records written since. ""
+	// means a temporary directory, removed by Close (every assignment then
+	// restores from the changelog's start).
+	StateDir string
+	// CacheSessions bounds the session states kept decoded in memory (an LRU
+	// in front of the local store); 0 means DefaultCacheSessions.
+	CacheSessions int
 	// Log receives one line per dead letter and per restore; nil discards.
 	Log *log.Logger
 	// Opts are more franz-go options for the client (TLS, SASL, timeouts).
@@ -115,6 +141,9 @@ type Config struct {
 	onCommit func(recs []*kgo.Record)
 	// onAssigned, when set (tests), is called after a restore.
 	onAssigned func(parts []int32)
+	// onRestored, when set (tests), is called after a restore with the
+	// number of changelog records it read.
+	onRestored func(parts []int32, read int)
 }
 
 // sessionState is what the changelog keeps per session: the live state, the
@@ -133,8 +162,10 @@ type Consumer struct {
 	cl  *kgo.Client
 
 	mu     sync.Mutex
-	states map[int32]map[string]*sessionState // by input partition, then session_id
-	errc   chan error                         // a failed restore, for Run
+	stores map[int32]*localStore // by assigned input partition
+	cache  *lru                  // decoded live states, bounded
+	tmpDir string                // StateDir made by New, removed by Close
+	errc   chan error            // a failed restore, for Run
 }
 
 // ErrCrashed is returned by Run when a test's crash hook stopped it.
@@ -163,7 +194,19 @@ func New(cfg Config) (*Consumer, error) {
 	if cfg.Log == nil {
 		cfg.Log = log.New(io.Discard, "", 0)
 	}
-	c := &Consumer{cfg: cfg, states: map[int32]map[string]*sessionState{}, errc: make(chan error, 1)}
+	if cfg.CacheSessions <= 0 {
+		cfg.CacheSessions = DefaultCacheSessions
+	}
+	c := &Consumer{cfg: cfg, stores: map[int32]*localStore{}, cache: newLRU(cfg.CacheSessions), errc: make(chan error, 1)}
+	if cfg.StateDir == "" {
+		d, err := os.MkdirTemp("", "evident-consume-state-")
+		if err != nil {
+			return nil, fmt.Errorf("kafka: local state directory: %w", err)
+		}
+		c.tmpDir, c.cfg.StateDir = d, d
+	} else if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("kafka: local state directory: %w", err)
+	}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
@@ -178,6 +221,9 @@ func New(cfg Config) (*Consumer, error) {
 	}, cfg.Opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
+		if c.tmpDir != "" {
+			os.RemoveAll(c.tmpDir)
+		}
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	c.cl = cl
@@ -204,16 +250,27 @@ func (p partitioner) ForTopic(t string) kgo.TopicPartitioner {
 func (c *Consumer) Close() {
 	c.cl.AllowRebalance() // a Run stopped mid-poll still holds the rebalance back
 	c.cl.Close()
+	c.mu.Lock()
+	for p, s := range c.stores {
+		s.close()
+		delete(c.stores, p)
+	}
+	c.cache.clear()
+	c.mu.Unlock()
+	if c.tmpDir != "" {
+		os.RemoveAll(c.tmpDir)
+	}
 }
 
-// assigned restores the state of newly assigned input partitions from the
-// changelog (franz-go calls it between polls).
+// assigned opens the local state store of each newly assigned input
+// partition and catches it up with the changelog (franz-go calls it between
+// polls).
 func (c *Consumer) assigned(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
 	parts := m[c.cfg.Topic]
 	if len(parts) == 0 {
 		return
 	}
-	restored, err := c.restore(ctx, parts)
+	stores, read, err := c.restore(ctx, parts)
 	if err != nil {
 		select {
 		case c.errc <- fmt.Errorf("kafka: restore state of %s partitions %v: %w", c.cfg.StateTopic, parts, err):
@@ -222,99 +279,156 @@ func (c *Consumer) assigned(ctx context.Context, _ *kgo.Client, m map[string][]i
 		return
 	}
 	c.mu.Lock()
-	for p, s := range restored {
-		c.states[p] = s
+	for p, s := range stores {
+		if old := c.stores[p]; old != nil {
+			old.close()
+		}
+		c.stores[p] = s
+		c.cache.dropPartition(p)
 	}
 	c.mu.Unlock()
-	c.cfg.Log.Printf("kafka: assigned %s partitions %v, state restored", c.cfg.Topic, parts)
+	c.cfg.Log.Printf("kafka: assigned %s partitions %v, local state caught up (%d changelog records read)", c.cfg.Topic, parts, read)
+	if c.cfg.onRestored != nil {
+		c.cfg.onRestored(parts, read)
+	}
 	if c.cfg.onAssigned != nil {
 		c.cfg.onAssigned(parts)
 	}
 }
 
-// dropped forgets the state of revoked or lost partitions.
+// dropped closes the local stores of revoked or lost partitions and forgets
+// their cached states (the files stay for a later assignment).
 func (c *Consumer) dropped(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range m[c.cfg.Topic] {
-		delete(c.states, p)
+		if s := c.stores[p]; s != nil {
+			s.close()
+			delete(c.stores, p)
+		}
+		c.cache.dropPartition(p)
 	}
 }
 
-// restore reads partitions parts of the state topic from the start to their
-// current end with a separate, group-less client; the last record of each
-// session wins (a tombstone, a nil value, deletes it).
-func (c *Consumer) restore(ctx context.Context, parts []int32) (map[int32]map[string]*sessionState, error) {
-	ends, err := c.endOffsets(ctx, parts)
+// restore opens the local store of each partition in parts and applies the
+// changelog records it has not seen, from its next_offset to the changelog
+// partition's current end, with a separate, group-less client; the last
+// record of each session wins (a tombstone, a nil value, deletes it). A
+// store whose next_offset is outside the changelog's offsets (the topic was
+// recreated, or records were deleted) is emptied and rebuilt from the start.
+// It returns the stores and the number of changelog records read.
+func (c *Consumer) restore(ctx context.Context, parts []int32) (_ map[int32]*localStore, read int, err error) {
+	starts, err := c.listOffsets(ctx, parts, -2)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := map[int32]map[string]*sessionState{}
+	ends, err := c.listOffsets(ctx, parts, -1)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[int32]*localStore{}
+	defer func() {
+		if err != nil {
+			for _, s := range out {
+				s.close()
+			}
+		}
+	}()
 	from := map[int32]kgo.Offset{}
 	for _, p := range parts {
-		out[p] = map[string]*sessionState{}
-		if ends[p] > 0 {
-			from[p] = kgo.NewOffset().AtStart()
+		s, err := openLocal(ctx, localPath(c.cfg.StateDir, c.cfg.StateTopic, p))
+		if err != nil {
+			return nil, 0, err
+		}
+		out[p] = s
+		next, err := s.nextOffset(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		if next > ends[p] || next < starts[p] {
+			c.cfg.Log.Printf("kafka: %s: next offset %d is outside the changelog's %d..%d; rebuilt from the start", s.path, next, starts[p], ends[p])
+			if err := s.wipe(ctx); err != nil {
+				return nil, 0, err
+			}
+			next = starts[p]
+		}
+		if next < ends[p] {
+			from[p] = kgo.NewOffset().At(next)
 		}
 	}
 	if len(from) == 0 {
-		return out, nil
+		return out, 0, nil
 	}
 	opts := append([]kgo.Opt{kgo.SeedBrokers(c.cfg.Brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{c.cfg.StateTopic: from})}, c.cfg.Opts...)
 	rc, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rc.Close()
 	for len(from) > 0 {
 		fs := rc.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		var ferr error
 		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
 		if ferr != nil {
-			return nil, ferr
+			return nil, 0, ferr
 		}
-		fs.EachPartition(func(p kgo.FetchTopicPartition) {
-			if n := len(p.Records); n > 0 && p.Records[n-1].Offset+1 >= p.HighWatermark {
-				delete(from, p.Partition) // caught up (offsets of a compacted topic have gaps)
+		var werr error
+		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+			n := len(fp.Records)
+			if n == 0 || werr != nil {
+				return
 			}
-		})
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				delete(out[r.Partition], string(r.Key))
-			} else {
-				var s sessionState
-				if err := json.Unmarshal(r.Value, &s); err != nil {
-					c.cfg.Log.Printf("kafka: %s partition %d offset %d: unreadable state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
-				} else {
-					out[r.Partition][string(r.Key)] = &s
+			ws := make([]localWrite, 0, n)
+			for _, r := range fp.Records {
+				if r.Value == nil {
+					ws = append(ws, localWrite{session: string(r.Key), del: true})
+					continue
 				}
+				var st sessionState
+				if err := json.Unmarshal(r.Value, &st); err != nil {
+					c.cfg.Log.Printf("kafka: %s partition %d offset %d: unreadable state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
+					continue
+				}
+				w := localWrite{session: string(r.Key), live: &st.Live, replace: true, turns: make([]localTurn, 0, len(st.Turns))}
+				for id, d := range st.Turns {
+					w.turns = append(w.turns, localTurn{id: id, digest: d, pending: st.Pending[id]})
+				}
+				ws = append(ws, w)
 			}
-			if r.Offset+1 >= ends[r.Partition] {
-				delete(from, r.Partition)
+			last := fp.Records[n-1].Offset
+			if werr = out[fp.Partition].write(ctx, ws, last+1); werr != nil {
+				return
+			}
+			read += n
+			if last+1 >= ends[fp.Partition] || last+1 >= fp.HighWatermark {
+				delete(from, fp.Partition) // caught up (offsets of a compacted topic have gaps)
 			}
 		})
+		if werr != nil {
+			return nil, 0, werr
+		}
 	}
-	return out, nil
+	return out, read, nil
 }
 
-// endOffsets asks the leaders for the end offsets of the state topic's
-// partitions.
-func (c *Consumer) endOffsets(ctx context.Context, parts []int32) (map[int32]int64, error) {
+// listOffsets asks the leaders for the offsets of the state topic's
+// partitions at timestamp ts (-1: the end, -2: the start).
+func (c *Consumer) listOffsets(ctx context.Context, parts []int32, ts int64) (map[int32]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	t := kmsg.NewListOffsetsRequestTopic()
 	t.Topic = c.cfg.StateTopic
 	for _, p := range parts {
 		rp := kmsg.NewListOffsetsRequestTopicPartition()
 		rp.Partition = p
-		rp.Timestamp = -1 // latest
+		rp.Timestamp = ts
 		t.Partitions = append(t.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, t)
-	ends := map[int32]int64{}
+	offs := map[int32]int64{}
 	for _, sh := range c.cl.RequestSharded(ctx, req) {
 		if sh.Err != nil {
 			return nil, sh.Err
@@ -325,16 +439,16 @@ func (c *Consumer) endOffsets(ctx context.Context, parts []int32) (map[int32]int
 				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
 					return nil, fmt.Errorf("partition %d: %w", rp.Partition, err)
 				}
-				ends[rp.Partition] = rp.Offset
+				offs[rp.Partition] = rp.Offset
 			}
 		}
 	}
 	for _, p := range parts {
-		if _, ok := ends[p]; !ok {
-			return nil, fmt.Errorf("partition %d: no end offset (does %s have as many partitions as %s?)", p, c.cfg.StateTopic, c.cfg.Topic)
+		if _, ok := offs[p]; !ok {
+			return nil, fmt.Errorf("partition %d: no offset (does %s have as many partitions as %s?)", p, c.cfg.StateTopic, c.cfg.Topic)
 		}
 	}
-	return ends, nil
+	return offs, nil
 }
 
 // Run joins the group and judges until ctx is done (nil is then returned)
@@ -374,37 +488,67 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 }
 
-// handle judges one poll's records, produces what they give, flushes and
-// commits.
-func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) error {
-	var outs []*kgo.Record
-	type touched struct {
-		part    int32
-		session string
-	}
-	var order []touched
-	seen := map[touched]bool{}
+// pollSession is one session touched by the poll being handled.
+type pollSession struct {
+	live   *live.State
+	stored bool           // the local store has the session (so maybe turns of it)
+	turns  []localTurn    // judged in this poll, in order
+	index  map[string]int // turn_id → position in turns
+}
+
+// poll is what one poll's handling keeps: the sessions it touched, in the
+// order first touched. It is bounded by Config.MaxPollRecords.
+type poll struct {
+	sessions map[stateKey]*pollSession
+	order    []stateKey
+}
+
+// handle judges one poll's records, produces what they give, flushes, writes
+// the local stores and commits.
+func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
+	defer func() {
+		if err != nil { // states judged in place may be cached but not stored
+			c.mu.Lock()
+			c.cache.clear()
+			c.mu.Unlock()
+		}
+	}()
+	p := &poll{sessions: map[stateKey]*pollSession{}}
+	var outs, states []*kgo.Record
+	var keys []stateKey
 	c.mu.Lock()
 	for _, r := range recs {
-		o, sess, st := c.judge(r)
+		o, err := c.judge(ctx, p, r)
+		if err != nil {
+			c.mu.Unlock()
+			return err
+		}
 		outs = append(outs, o...)
-		if st != nil {
-			k := touched{r.Partition, sess}
-			if !seen[k] {
-				seen[k] = true
-				order = append(order, k)
+	}
+	// The state of every session that judged a turn, as of this poll: its
+	// live state, the digests of all its turns, the records not committed.
+	for _, k := range p.order {
+		ps := p.sessions[k]
+		if len(ps.turns) == 0 {
+			continue
+		}
+		st := sessionState{Live: *ps.live, Turns: make(map[string]string, len(ps.turns)), Pending: make(map[string]string, len(ps.turns))}
+		for _, t := range ps.turns {
+			st.Turns[t.id], st.Pending[t.id] = t.digest, t.pending
+		}
+		if ps.stored {
+			if err := c.stores[k.part].turns(ctx, k.session, &st); err != nil {
+				c.mu.Unlock()
+				return err
 			}
 		}
-	}
-	// The state of every touched session, as of this poll.
-	for _, k := range order {
-		st := c.states[k.part][k.session]
-		b, err := json.Marshal(st)
+		b, err := json.Marshal(&st)
 		if err != nil {
 			c.mu.Unlock()
 			return fmt.Errorf("kafka: encode state of session %q: %w", k.session, err)
 		}
-		outs = append(outs, &kgo.Record{Topic: c.cfg.StateTopic, Partition: k.part, Key: []byte(k.session), Value: b})
+		states = append(states, &kgo.Record{Topic: c.cfg.StateTopic, Partition: k.part, Key: []byte(k.session), Value: b})
+		keys = append(keys, k)
 	}
 	c.mu.Unlock()
 
@@ -413,28 +557,53 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) error {
 	}
 	// Verdicts and dead letters first, then the state: a crash between the
 	// two leaves the old state, and the replay judges the same again.
-	nState := len(order)
-	if err := c.produce(ctx, outs[:len(outs)-nState]); err != nil {
+	if err := c.produce(ctx, outs); err != nil {
 		return err
 	}
 	if c.crashAt("produced") {
 		return ErrCrashed
 	}
-	if err := c.produce(ctx, outs[len(outs)-nState:]); err != nil {
+	if err := c.produce(ctx, states); err != nil {
 		return err
 	}
+	// The local stores take the state records just produced, with the
+	// changelog offset after them (a crash before this leaves a store behind
+	// the changelog, caught up at the next assignment).
+	c.mu.Lock()
+	byPart := map[int32][]localWrite{}
+	next := map[int32]int64{}
+	for i, k := range keys {
+		ps := p.sessions[k]
+		byPart[k.part] = append(byPart[k.part], localWrite{session: k.session, live: ps.live, turns: ps.turns})
+		if o := states[i].Offset + 1; o > next[k.part] {
+			next[k.part] = o
+		}
+	}
+	for part, ws := range byPart {
+		if err := c.stores[part].write(ctx, ws, next[part]); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+	}
+	c.mu.Unlock()
 	if c.crashAt("state") {
 		return ErrCrashed
 	}
 	if err := c.cl.CommitRecords(ctx, recs...); err != nil {
 		return fmt.Errorf("kafka: commit: %w", err)
 	}
-	// The pending records are committed now: the next poll's state write
-	// for each session starts them afresh.
+	// The pending records are committed now: the next state write of each
+	// session starts them afresh.
 	c.mu.Lock()
-	for _, k := range order {
-		if st := c.states[k.part][k.session]; st != nil {
-			st.Pending = nil
+	for part := range byPart {
+		if err := c.stores[part].clearPending(ctx); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+	}
+	for _, k := range p.order {
+		if ps := p.sessions[k]; ps.stored || len(ps.turns) > 0 {
+			c.cache.put(k, ps.live)
 		}
 	}
 	c.mu.Unlock()
@@ -446,7 +615,8 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) error {
 
 func (c *Consumer) crashAt(stage string) bool { return c.cfg.crash != nil && c.cfg.crash(stage) }
 
-// produce sends rs and waits for every acknowledgement.
+// produce sends rs and waits for every acknowledgement (each record's
+// Offset is then set).
 func (c *Consumer) produce(ctx context.Context, rs []*kgo.Record) error {
 	if len(rs) == 0 {
 		return nil
@@ -471,61 +641,76 @@ func (c *Consumer) produce(ctx context.Context, rs []*kgo.Record) error {
 	return first
 }
 
-// judge handles one input record (c.mu held): it returns the records to
-// produce, and the session and its state when the state changed.
-func (c *Consumer) judge(r *kgo.Record) ([]*kgo.Record, string, *sessionState) {
+// judge handles one input record of poll p (c.mu held): it returns the
+// records to produce. The error is a local store's (Run stops); a row that
+// cannot be judged is a dead letter, not an error.
+func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Record, error) {
 	if len(r.Value) > MaxRecordBytes {
-		return c.dead(r, fmt.Sprintf("value of %d bytes is over the %d-byte limit", len(r.Value), MaxRecordBytes)), "", nil
+		return c.dead(r, fmt.Sprintf("value of %d bytes is over the %d-byte limit", len(r.Value), MaxRecordBytes)), nil
 	}
 	t, err := ingest.DecodeTurn(ingest.Raw{Line: 1, JSON: r.Value})
 	if err != nil {
-		return c.dead(r, "not a chat_turn row: "+err.Error()), "", nil
+		return c.dead(r, "not a chat_turn row: "+err.Error()), nil
 	}
 	if string(r.Key) != t.SessionID {
-		return c.dead(r, fmt.Sprintf("key %q is not the row's session_id %q: producers must key turns by session_id", r.Key, t.SessionID)), "", nil
+		return c.dead(r, fmt.Sprintf("key %q is not the row's session_id %q: producers must key turns by session_id", r.Key, t.SessionID)), nil
 	}
-	sessions := c.states[r.Partition]
-	if sessions == nil { // assigned without a restore (a failed one is reported by Run)
-		sessions = map[string]*sessionState{}
-		c.states[r.Partition] = sessions
+	k := stateKey{r.Partition, t.SessionID}
+	ls := c.stores[r.Partition]
+	if ls == nil {
+		return nil, fmt.Errorf("kafka: %s partition %d has no local state store (its restore failed)", r.Topic, r.Partition)
 	}
-	st := sessions[t.SessionID]
+	ps := p.sessions[k]
+	if ps == nil {
+		ps = &pollSession{}
+		if st, ok := c.cache.get(k); ok {
+			ps.live, ps.stored = st, true
+		} else if st, ok, err := ls.live(ctx, k.session); err != nil {
+			return nil, err
+		} else if ok {
+			ps.live, ps.stored = st, true
+		} else {
+			ps.live = &live.State{}
+		}
+		p.sessions[k] = ps
+		p.order = append(p.order, k)
+	}
 	digest := live.Digest(&t)
-	if st != nil {
-		if d, ok := st.Turns[t.TurnID]; ok {
-			switch {
-			case d != digest:
-				return c.dead(r, fmt.Sprintf("conflict: turn_id %q was already judged with a different row", t.TurnID)), "", nil
-			case st.Pending[t.TurnID] != "":
-				return []*kgo.Record{c.verdict(&t, []byte(st.Pending[t.TurnID]))}, "", nil
-			default:
-				c.cfg.Log.Printf("kafka: %s partition %d offset %d: turn %q re-sent with the same row after its verdict was committed; skipped", r.Topic, r.Partition, r.Offset, t.TurnID)
-				return nil, "", nil
-			}
+	var d, pending string
+	seen := false
+	if i, ok := ps.index[t.TurnID]; ok {
+		d, pending, seen = ps.turns[i].digest, ps.turns[i].pending, true
+	} else if ps.stored {
+		if d, pending, seen, err = ls.turn(ctx, k.session, t.TurnID); err != nil {
+			return nil, err
 		}
 	}
-	if st == nil {
-		st = &sessionState{}
+	if seen {
+		switch {
+		case d != digest:
+			return c.dead(r, fmt.Sprintf("conflict: turn_id %q was already judged with a different row", t.TurnID)), nil
+		case pending != "":
+			return []*kgo.Record{c.verdict(&t, []byte(pending))}, nil
+		default:
+			c.cfg.Log.Printf("kafka: %s partition %d offset %d: turn %q re-sent with the same row after its verdict was committed; skipped", r.Topic, r.Partition, r.Offset, t.TurnID)
+			return nil, nil
+		}
 	}
 	// Step leaves the state as it was when it fails.
-	rec, _, err := live.Step(c.cfg.Judge, &st.Live, &t)
+	rec, _, err := live.Step(c.cfg.Judge, ps.live, &t)
 	if err != nil {
-		return c.dead(r, err.Error()), "", nil
+		return c.dead(r, err.Error()), nil
 	}
 	b, err := encodeRecord(&rec)
 	if err != nil {
-		return c.dead(r, "encode record: "+err.Error()), "", nil
+		return c.dead(r, "encode record: "+err.Error()), nil
 	}
-	if st.Turns == nil {
-		st.Turns = map[string]string{}
+	if ps.index == nil {
+		ps.index = map[string]int{}
 	}
-	if st.Pending == nil {
-		st.Pending = map[string]string{}
-	}
-	st.Turns[t.TurnID] = digest
-	st.Pending[t.TurnID] = string(b)
-	sessions[t.SessionID] = st
-	return []*kgo.Record{c.verdict(&t, b)}, t.SessionID, st
+	ps.index[t.TurnID] = len(ps.turns)
+	ps.turns = append(ps.turns, localTurn{id: t.TurnID, digest: digest, pending: string(b)})
+	return []*kgo.Record{c.verdict(&t, b)}, nil
 }
 
 // verdict is the output record of turn t.

@@ -26,6 +26,8 @@ func consumeCommand() *cli.Command {
 		Description: "Turns are keyed by session_id; each partition's session state lives in a compacted changelog\n" +
 			"topic (--state-topic, as many partitions as --topic) restored when the partition is assigned.\n" +
 			"Offsets are committed after the verdicts are produced (at least once; a repeat is the same record).\n" +
+			"Session state is read through an LRU (--cache-sessions) from a local SQLite file per partition\n" +
+			"(--state-dir), caught up from the changelog on assignment; memory stays flat in the number of sessions.\n" +
 			"Cards and lexicon come from --cards/--lexicon files or from the store (--db, --dataset; default the latest).",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "brokers", Usage: "seed brokers host:port (repeat, or separate with commas)"},
@@ -41,6 +43,8 @@ func consumeCommand() *cli.Command {
 			&cli.StringFlag{Name: "speech-profile", Value: "seed", Usage: "polite-ending profile: seed or extended"},
 			&cli.StringFlag{Name: "endings", Usage: "file of extra polite endings, one a line ('!' prefix: noun exception)"},
 			&cli.IntFlag{Name: "max-poll", Value: 10000, Usage: "records judged between two commits"},
+			&cli.StringFlag{Name: "state-dir", Usage: "local state store, a SQLite file per assigned partition, kept between runs (default: a temporary directory, restored from the changelog on every start)"},
+			&cli.IntFlag{Name: "cache-sessions", Value: kafka.DefaultCacheSessions, Usage: "session states kept decoded in memory (LRU over the local state store)"},
 		},
 		Action: runConsume,
 	}
@@ -60,6 +64,9 @@ func runConsume(ctx context.Context, cmd *cli.Command) (err error) {
 	if len(brokers) == 0 {
 		return errors.New("--brokers is required (host:port)")
 	}
+	if cmd.Int("cache-sessions") < 1 {
+		return fmt.Errorf("--cache-sessions is %d; it must be at least 1", cmd.Int("cache-sessions"))
+	}
 	j, err := consumeJudge(ctx, cmd)
 	if err != nil {
 		return err
@@ -67,7 +74,7 @@ func runConsume(ctx context.Context, cmd *cli.Command) (err error) {
 	errw := cmd.Root().ErrWriter
 	c, err := kafka.New(kafka.Config{Brokers: brokers, Topic: cmd.String("topic"), Group: cmd.String("group"),
 		OutTopic: cmd.String("out-topic"), StateTopic: cmd.String("state-topic"), DeadTopic: cmd.String("dead-topic"),
-		Judge: j, MaxPollRecords: int(cmd.Int("max-poll")), Log: log.New(errw, "", log.LstdFlags)})
+		Judge: j, MaxPollRecords: int(cmd.Int("max-poll")), StateDir: cmd.String("state-dir"), CacheSessions: int(cmd.Int("cache-sessions")), Log: log.New(errw, "", log.LstdFlags)})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,10 +69,11 @@ func TestConsumeJudgesATopicWithTheStoresDataset(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	var errOut bytes.Buffer
+	stateDir := filepath.Join(t.TempDir(), "state")
 	go func() {
 		c := consumeCommand()
 		c.ErrWriter = &errOut
-		done <- c.Run(runCtx, []string{"consume", "--brokers", brokers, "--db", path})
+		done <- c.Run(runCtx, []string{"consume", "--brokers", brokers, "--db", path, "--state-dir", stateDir})
 	}()
 	got := map[string]string{}
 	for len(got) < len(want) {
@@ -96,6 +98,11 @@ func TestConsumeJudgesATopicWithTheStoresDataset(t *testing.T) {
 			t.Fatalf("%s:\nconsume %s\nbatch   %s", w.TurnID, a, b)
 		}
 	}
+	for _, f := range []string{"evident-state-0.sqlite", "evident-state-1.sqlite"} { // one local store per partition, kept
+		if _, err := os.Stat(filepath.Join(stateDir, f)); err != nil {
+			t.Errorf("--state-dir: %v", err)
+		}
+	}
 	if !strings.Contains(errOut.String(), "consuming chat_turns as group evident") {
 		t.Fatalf("stderr: %s", errOut.String())
 	}
@@ -111,6 +118,7 @@ func TestConsumeNamesAMissingFlag(t *testing.T) {
 	}{
 		{"no brokers", []string{}, "--brokers is required"},
 		{"cards without a lexicon", []string{"--brokers", "127.0.0.1:1", "--cards", "c.json"}, "--cards and --lexicon go together"},
+		{"a cache of no sessions", []string{"--brokers", "127.0.0.1:1", "--cache-sessions", "0"}, "--cache-sessions is 0; it must be at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, code := runSub(t, consumeCommand(), tc.args...)
