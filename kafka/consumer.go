@@ -265,12 +265,12 @@ func (c *Consumer) Close() {
 // assigned opens the local state store of each newly assigned input
 // partition and catches it up with the changelog (franz-go calls it between
 // polls).
-func (c *Consumer) assigned(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+func (c *Consumer) assigned(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
 	parts := m[c.cfg.Topic]
 	if len(parts) == 0 {
 		return
 	}
-	stores, read, err := c.restore(ctx, parts)
+	stores, read, err := c.restore(ctx, cl, parts)
 	if err != nil {
 		select {
 		case c.errc <- fmt.Errorf("kafka: restore state of %s partitions %v: %w", c.cfg.StateTopic, parts, err):
@@ -312,17 +312,19 @@ func (c *Consumer) dropped(_ context.Context, _ *kgo.Client, m map[string][]int3
 
 // restore opens the local store of each partition in parts and applies the
 // changelog records it has not seen, from its next_offset to the changelog
-// partition's current end, with a separate, group-less client; the last
+// partition's current end, with a separate, group-less client (cl, the
+// group's client, which franz-go hands the callback possibly before New has
+// returned it, asks for the offsets); the last
 // record of each session wins (a tombstone, a nil value, deletes it). A
 // store whose next_offset is outside the changelog's offsets (the topic was
 // recreated, or records were deleted) is emptied and rebuilt from the start.
 // It returns the stores and the number of changelog records read.
-func (c *Consumer) restore(ctx context.Context, parts []int32) (_ map[int32]*localStore, read int, err error) {
-	starts, err := c.listOffsets(ctx, parts, -2)
+func (c *Consumer) restore(ctx context.Context, cl *kgo.Client, parts []int32) (_ map[int32]*localStore, read int, err error) {
+	starts, err := c.listOffsets(ctx, cl, parts, -2)
 	if err != nil {
 		return nil, 0, err
 	}
-	ends, err := c.listOffsets(ctx, parts, -1)
+	ends, err := c.listOffsets(ctx, cl, parts, -1)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -417,7 +419,7 @@ func (c *Consumer) restore(ctx context.Context, parts []int32) (_ map[int32]*loc
 
 // listOffsets asks the leaders for the offsets of the state topic's
 // partitions at timestamp ts (-1: the end, -2: the start).
-func (c *Consumer) listOffsets(ctx context.Context, parts []int32, ts int64) (map[int32]int64, error) {
+func (c *Consumer) listOffsets(ctx context.Context, cl *kgo.Client, parts []int32, ts int64) (map[int32]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	t := kmsg.NewListOffsetsRequestTopic()
 	t.Topic = c.cfg.StateTopic
@@ -429,7 +431,7 @@ func (c *Consumer) listOffsets(ctx context.Context, parts []int32, ts int64) (ma
 	}
 	req.Topics = append(req.Topics, t)
 	offs := map[int32]int64{}
-	for _, sh := range c.cl.RequestSharded(ctx, req) {
+	for _, sh := range cl.RequestSharded(ctx, req) {
 		if sh.Err != nil {
 			return nil, sh.Err
 		}
