@@ -29,26 +29,27 @@
 // # Delivery
 //
 // At least once, idempotent by turn_id. Each poll's records are judged, then
-// their verdicts, dead letters and the new state of every session they
-// touched are produced and flushed, and only then are their offsets
-// committed; rebalances are held back while a poll is being handled
-// (kgo.BlockRebalanceOnPoll), so a partition moves only between polls with
-// nothing in flight. A consumer that dies after producing but before
-// committing leaves its state written: the consumer that takes the partition
-// over replays the records from the last commit, finds their turn_ids in the
-// state and produces the very same records again (the state keeps the
-// records of the turns since the last commit for that). One that dies before
-// its state was written leaves the old state, and the replay judges the same
-// turns against the same state, again giving the same records. So a replay
-// can repeat a verdict, byte for byte, never lose or change one.
+// their verdicts and dead letters are produced and flushed, then the new
+// state of every session they touched, then the local store is written, and
+// only then are their offsets committed; rebalances are held back while a
+// poll is being handled (kgo.BlockRebalanceOnPoll), so a partition moves
+// only between polls with nothing in flight. A turn_id found in a state has
+// had its verdict produced (the state is written after the verdicts are
+// acknowledged), so a consumer that dies after writing the state but before
+// committing leaves nothing to redo: the next owner replays the records from
+// the last commit, finds their turn_ids with the same digest and skips them.
+// One that dies before its state was written leaves the old state, and the
+// replay judges the same turns against the same state, giving the same
+// records again. So a replay can repeat a verdict, byte for byte, never lose
+// or change one.
 //
 // # Decisions where the spec is silent
 //
 //   - A turn_id already judged with another row (a different digest,
 //     persona/live.Digest) goes to the dead-letter topic ("conflict"); one
-//     re-sent with the same row after its commit is skipped (its verdict is in
-//     the output topic already); one replayed since the last commit is
-//     produced again from the state.
+//     re-sent with the same row is skipped (its verdict is in the output
+//     topic already), except within one poll, where its record is produced
+//     again.
 //   - Malformed rows, unknown character_ids and a key that is not the
 //     session_id are dead letters; they never stop the consumer. A failed
 //     produce or commit does: Run returns the error, and the records are
@@ -146,9 +147,10 @@ type Config struct {
 	onRestored func(parts []int32, read int)
 }
 
-// sessionState is what the changelog keeps per session: the live state, the
-// digest of every judged turn_id, and the records of the turns judged since
-// the last commit (by turn_id), which a replay produces again.
+// sessionState is what the changelog keeps per session: the live state and
+// the digest of every judged turn_id. Pending, the records of turns not yet
+// committed, was written by earlier versions; it is read and ignored (a turn
+// in a state has had its verdict produced already).
 type sessionState struct {
 	Live    live.State        `json:"live"`
 	Turns   map[string]string `json:"turns"`
@@ -395,9 +397,14 @@ func (c *Consumer) restore(ctx context.Context, cl *kgo.Client, parts []int32) (
 					c.cfg.Log.Printf("kafka: %s partition %d offset %d: unreadable state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
 					continue
 				}
-				w := localWrite{session: string(r.Key), live: &st.Live, replace: true, turns: make([]localTurn, 0, len(st.Turns))}
+				lb, err := json.Marshal(&st.Live)
+				if err != nil {
+					c.cfg.Log.Printf("kafka: %s partition %d offset %d: state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
+					continue
+				}
+				w := localWrite{session: string(r.Key), live: lb, replace: true, turns: make([]localTurn, 0, len(st.Turns))}
 				for id, d := range st.Turns {
-					w.turns = append(w.turns, localTurn{id: id, digest: d, pending: st.Pending[id]})
+					w.turns = append(w.turns, localTurn{id: id, digest: d})
 				}
 				ws = append(ws, w)
 			}
@@ -518,6 +525,7 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 	p := &poll{sessions: map[stateKey]*pollSession{}}
 	var outs, states []*kgo.Record
 	var keys []stateKey
+	var lives [][]byte
 	c.mu.Lock()
 	for _, r := range recs {
 		o, err := c.judge(ctx, p, r)
@@ -534,22 +542,31 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 		if len(ps.turns) == 0 {
 			continue
 		}
-		st := sessionState{Live: *ps.live, Turns: make(map[string]string, len(ps.turns)), Pending: make(map[string]string, len(ps.turns))}
+		turns := make(map[string]string, len(ps.turns))
 		for _, t := range ps.turns {
-			st.Turns[t.id], st.Pending[t.id] = t.digest, t.pending
+			turns[t.id] = t.digest
 		}
 		if ps.stored {
-			if err := c.stores[k.part].turns(ctx, k.session, &st); err != nil {
+			if err := c.stores[k.part].turns(ctx, k.session, turns); err != nil {
 				c.mu.Unlock()
 				return err
 			}
 		}
-		b, err := json.Marshal(&st)
+		lb, err := json.Marshal(ps.live)
 		if err != nil {
 			c.mu.Unlock()
 			return fmt.Errorf("kafka: encode state of session %q: %w", k.session, err)
 		}
-		states = append(states, &kgo.Record{Topic: c.cfg.StateTopic, Partition: k.part, Key: []byte(k.session), Value: b})
+		tb, err := json.Marshal(turns)
+		if err != nil {
+			c.mu.Unlock()
+			return fmt.Errorf("kafka: encode state of session %q: %w", k.session, err)
+		}
+		// sessionState's JSON, the live state encoded once for both stores.
+		v := make([]byte, 0, len(lb)+len(tb)+20)
+		v = append(append(append(append(append(v, `{"live":`...), lb...), `,"turns":`...), tb...), '}')
+		states = append(states, &kgo.Record{Topic: c.cfg.StateTopic, Partition: k.part, Key: []byte(k.session), Value: v})
+		lives = append(lives, lb)
 		keys = append(keys, k)
 	}
 	c.mu.Unlock()
@@ -576,7 +593,7 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 	next := map[int32]int64{}
 	for i, k := range keys {
 		ps := p.sessions[k]
-		byPart[k.part] = append(byPart[k.part], localWrite{session: k.session, live: ps.live, turns: ps.turns})
+		byPart[k.part] = append(byPart[k.part], localWrite{session: k.session, live: lives[i], turns: ps.turns})
 		if o := states[i].Offset + 1; o > next[k.part] {
 			next[k.part] = o
 		}
@@ -594,15 +611,7 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 	if err := c.cl.CommitRecords(ctx, recs...); err != nil {
 		return fmt.Errorf("kafka: commit: %w", err)
 	}
-	// The pending records are committed now: the next state write of each
-	// session starts them afresh.
 	c.mu.Lock()
-	for part := range byPart {
-		if err := c.stores[part].clearPending(ctx); err != nil {
-			c.mu.Unlock()
-			return err
-		}
-	}
 	for _, k := range p.order {
 		if ps := p.sessions[k]; ps.stored || len(ps.turns) > 0 {
 			c.cache.put(k, ps.live)
@@ -681,9 +690,9 @@ func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Re
 	var d, pending string
 	seen := false
 	if i, ok := ps.index[t.TurnID]; ok {
-		d, pending, seen = ps.turns[i].digest, ps.turns[i].pending, true
+		d, pending, seen = ps.turns[i].digest, ps.turns[i].record, true
 	} else if ps.stored {
-		if d, pending, seen, err = ls.turn(ctx, k.session, t.TurnID); err != nil {
+		if d, seen, err = ls.turn(ctx, k.session, t.TurnID); err != nil {
 			return nil, err
 		}
 	}
@@ -694,7 +703,7 @@ func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Re
 		case pending != "":
 			return []*kgo.Record{c.verdict(&t, []byte(pending))}, nil
 		default:
-			c.cfg.Log.Printf("kafka: %s partition %d offset %d: turn %q re-sent with the same row after its verdict was committed; skipped", r.Topic, r.Partition, r.Offset, t.TurnID)
+			c.cfg.Log.Printf("kafka: %s partition %d offset %d: turn %q already judged with the same row (its verdict was produced before its state); skipped", r.Topic, r.Partition, r.Offset, t.TurnID)
 			return nil, nil
 		}
 	}
@@ -711,7 +720,7 @@ func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Re
 		ps.index = map[string]int{}
 	}
 	ps.index[t.TurnID] = len(ps.turns)
-	ps.turns = append(ps.turns, localTurn{id: t.TurnID, digest: digest, pending: string(b)})
+	ps.turns = append(ps.turns, localTurn{id: t.TurnID, digest: digest, record: string(b)})
 	return []*kgo.Record{c.verdict(&t, b)}, nil
 }
 

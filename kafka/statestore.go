@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,23 +90,25 @@ func (c *lru) len() int { return c.ll.Len() }
 // changelog offset it holds everything before. The changelog topic stays the
 // source of truth; the file only saves reading it all again.
 type localStore struct {
-	db                                   *sql.DB
-	path                                 string
-	getLive, getTurn, getTurns, putLive  *sql.Stmt
-	putTurn, delTurns, delLive, clearPen *sql.Stmt
+	db                                  *sql.DB
+	path                                string
+	getLive, getTurn, getTurns, putLive *sql.Stmt
+	putTurn, delTurns, delLive          *sql.Stmt
 }
 
 const localSchema = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS session(session_id TEXT PRIMARY KEY, live BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS turn(session_id TEXT NOT NULL, turn_id TEXT NOT NULL, digest TEXT NOT NULL, pending TEXT,
+CREATE TABLE IF NOT EXISTS turn(session_id TEXT NOT NULL, turn_id TEXT NOT NULL, digest BLOB NOT NULL,
   PRIMARY KEY(session_id, turn_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS turn_pending ON turn(session_id) WHERE pending IS NOT NULL;
 `
+
+// localCacheKiB is SQLite's page cache per local store file, in KiB.
+const localCacheKiB = 16 << 10
 
 // localFormat is stored in meta; a file of another format is rebuilt from
 // the changelog.
-const localFormat = "1"
+const localFormat = "2"
 
 // localPath is the file of input partition part under dir.
 func localPath(dir, stateTopic string, part int32) string {
@@ -114,7 +117,11 @@ func localPath(dir, stateTopic string, part int32) string {
 
 // openLocal opens (creating) the local store at path. Errors name the file.
 func openLocal(ctx context.Context, path string) (*localStore, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	// The file is a cache of the changelog: synchronous=OFF (a crash of the
+	// machine can lose its last writes, and next_offset with them, so they
+	// are read again), reads through a memory map and a page cache of
+	// localCacheKiB.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=mmap_size(1073741824)&_pragma=cache_size(-"+strconv.Itoa(localCacheKiB)+")&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("kafka: local state store %s: %w", path, err)
 	}
@@ -143,13 +150,12 @@ func openLocal(ctx context.Context, path string) (*localStore, error) {
 		q  string
 	}{
 		{&s.getLive, `SELECT live FROM session WHERE session_id=?`},
-		{&s.getTurn, `SELECT digest, pending FROM turn WHERE session_id=? AND turn_id=?`},
-		{&s.getTurns, `SELECT turn_id, digest, pending FROM turn WHERE session_id=?`},
+		{&s.getTurn, `SELECT digest FROM turn WHERE session_id=? AND turn_id=?`},
+		{&s.getTurns, `SELECT turn_id, digest FROM turn WHERE session_id=?`},
 		{&s.putLive, `INSERT INTO session(session_id, live) VALUES(?, ?) ON CONFLICT(session_id) DO UPDATE SET live=excluded.live`},
-		{&s.putTurn, `INSERT INTO turn(session_id, turn_id, digest, pending) VALUES(?, ?, ?, ?) ON CONFLICT(session_id, turn_id) DO UPDATE SET digest=excluded.digest, pending=excluded.pending`},
+		{&s.putTurn, `INSERT INTO turn(session_id, turn_id, digest) VALUES(?, ?, ?) ON CONFLICT(session_id, turn_id) DO UPDATE SET digest=excluded.digest`},
 		{&s.delTurns, `DELETE FROM turn WHERE session_id=?`},
 		{&s.delLive, `DELETE FROM session WHERE session_id=?`},
-		{&s.clearPen, `UPDATE turn SET pending=NULL WHERE pending IS NOT NULL`},
 	} {
 		if *p.st, err = db.PrepareContext(ctx, p.q); err != nil {
 			return fail(err)
@@ -202,38 +208,35 @@ func (s *localStore) live(ctx context.Context, session string) (st *live.State, 
 	return st, true, nil
 }
 
-// turn reads a judged turn's digest and, when not committed yet, record.
-func (s *localStore) turn(ctx context.Context, session, turnID string) (digest, pending string, ok bool, err error) {
-	var p sql.NullString
-	switch err := s.getTurn.QueryRowContext(ctx, session, turnID).Scan(&digest, &p); {
+// turn reads a judged turn's digest (hex); ok is false when the store has
+// none.
+func (s *localStore) turn(ctx context.Context, session, turnID string) (digest string, ok bool, err error) {
+	var d []byte
+	switch err := s.getTurn.QueryRowContext(ctx, session, turnID).Scan(&d); {
 	case errors.Is(err, sql.ErrNoRows):
-		return "", "", false, nil
+		return "", false, nil
 	case err != nil:
-		return "", "", false, s.fail("read turn "+strconv.Quote(turnID), err)
+		return "", false, s.fail("read turn "+strconv.Quote(turnID), err)
 	}
-	return digest, p.String, true, nil
+	return hex.EncodeToString(d), true, nil
 }
 
-// turns adds the stored turns of session to st's Turns and Pending (entries
+// turns adds the digests of the stored turns of session to turns (entries
 // already there win: they are this poll's).
-func (s *localStore) turns(ctx context.Context, session string, st *sessionState) error {
+func (s *localStore) turns(ctx context.Context, session string, turns map[string]string) error {
 	rows, err := s.getTurns.QueryContext(ctx, session)
 	if err != nil {
 		return s.fail("read turns of "+strconv.Quote(session), err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, d string
-		var p sql.NullString
-		if err := rows.Scan(&id, &d, &p); err != nil {
+		var id string
+		var d []byte
+		if err := rows.Scan(&id, &d); err != nil {
 			return s.fail("read turns of "+strconv.Quote(session), err)
 		}
-		if _, ok := st.Turns[id]; ok {
-			continue
-		}
-		st.Turns[id] = d
-		if p.Valid {
-			st.Pending[id] = p.String
+		if _, ok := turns[id]; !ok {
+			turns[id] = hex.EncodeToString(d)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -242,16 +245,17 @@ func (s *localStore) turns(ctx context.Context, session string, st *sessionState
 	return nil
 }
 
-// localTurn is one judged turn to store.
+// localTurn is one judged turn: its turn_id, digest (hex) and, while its
+// poll is being handled, its record (never stored in the file).
 type localTurn struct {
-	id, digest, pending string
+	id, digest, record string
 }
 
-// localWrite is one session's change: its new live state (nil with del: a
-// tombstone), and either its new turns or (replace) all its turns.
+// localWrite is one session's change: its new live state, as JSON (nil with
+// del: a tombstone), and either its new turns or (replace) all its turns.
 type localWrite struct {
 	session string
-	live    *live.State
+	live    []byte
 	turns   []localTurn
 	replace bool
 	del     bool
@@ -268,7 +272,9 @@ func (s *localStore) write(ctx context.Context, ws []localWrite, next int64) (er
 			tx.Rollback()
 		}
 	}()
-	putLive, putTurn, delTurns, delLive := tx.Stmt(s.putLive), tx.Stmt(s.putTurn), tx.Stmt(s.delTurns), tx.Stmt(s.delLive)
+	putLive, putTurn := tx.Stmt(s.putLive), tx.Stmt(s.putTurn)
+	delTurns, delLive := tx.Stmt(s.delTurns), tx.Stmt(s.delLive)
+	var digest []byte
 	for _, w := range ws {
 		if w.replace || w.del {
 			if _, err := delTurns.ExecContext(ctx, w.session); err != nil {
@@ -281,19 +287,15 @@ func (s *localStore) write(ctx context.Context, ws []localWrite, next int64) (er
 			}
 			continue
 		}
-		b, err := json.Marshal(w.live)
-		if err != nil {
-			return s.fail("encode session "+strconv.Quote(w.session), err)
-		}
-		if _, err := putLive.ExecContext(ctx, w.session, b); err != nil {
+		if _, err := putLive.ExecContext(ctx, w.session, w.live); err != nil {
 			return s.fail("write", err)
 		}
 		for _, t := range w.turns {
-			var p any
-			if t.pending != "" {
-				p = t.pending
+			// The digest is kept as its 32 bytes (hex in the changelog).
+			if digest, err = hex.AppendDecode(digest[:0], []byte(t.digest)); err != nil {
+				return s.fail("digest of turn "+strconv.Quote(t.id), err)
 			}
-			if _, err := putTurn.ExecContext(ctx, w.session, t.id, t.digest, p); err != nil {
+			if _, err := putTurn.ExecContext(ctx, w.session, t.id, digest); err != nil {
 				return s.fail("write", err)
 			}
 		}
@@ -303,14 +305,6 @@ func (s *localStore) write(ctx context.Context, ws []localWrite, next int64) (er
 	}
 	if err := tx.Commit(); err != nil {
 		return s.fail("commit", err)
-	}
-	return nil
-}
-
-// clearPending forgets the records of committed turns.
-func (s *localStore) clearPending(ctx context.Context) error {
-	if _, err := s.clearPen.ExecContext(ctx); err != nil {
-		return s.fail("clear pending", err)
 	}
 	return nil
 }
