@@ -1,6 +1,10 @@
 package kafka
 
-import "github.com/twmb/franz-go/pkg/kgo"
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
 
 // Test hooks (see Config's unexported fields).
 
@@ -35,4 +39,15 @@ func StoredSessions(c *Consumer) (int, error) {
 		total += n
 	}
 	return total, nil
+}
+
+// SetLocalFormat rewrites the format of the local store file at path.
+func SetLocalFormat(path, format string) error {
+	s, err := openLocal(context.Background(), path)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	_, err = s.db.Exec(`UPDATE meta SET value=? WHERE key='format'`, format)
+	return err
 }

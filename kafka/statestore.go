@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -142,8 +144,14 @@ func openLocal(ctx context.Context, path string) (*localStore, error) {
 		}
 	case err != nil:
 		return fail(err)
-	case format != localFormat:
-		return fail(fmt.Errorf("format %q, want %q (remove the file: it is rebuilt from the changelog)", format, localFormat))
+	case format != localFormat: // a cache of the changelog: rebuilt
+		db.Close()
+		for _, f := range []string{path, path + "-wal", path + "-shm"} {
+			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("kafka: local state store %s of format %q: %w", path, format, err)
+			}
+		}
+		return openLocal(ctx, path)
 	}
 	for _, p := range []struct {
 		st **sql.Stmt

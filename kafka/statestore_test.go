@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -165,5 +166,40 @@ func TestALocalStoreIsReusedOnRestartAndCaughtUpWhenBehind(t *testing.T) {
 	}
 	produce(t, brokers, second)
 	a3.waitCommitted(t, len(second))
+	checkRecall(t, brokers, want, second)
+}
+
+// A local store file of another format (an older evident) is removed and
+// rebuilt from the changelog, not refused: the file is only a cache.
+func TestALocalStoreOfAnotherFormatIsRebuiltFromTheChangelog(t *testing.T) {
+	j := demoJudge(t)
+	first, second := recallRows(2)
+	want := reference(t, j, append(append([]row{}, first...), second...))
+	brokers := newCluster(t, 1)
+	dir := t.TempDir()
+	restored := make(chan int, 4)
+	cfg := kafka.WithOnRestored(config(t, brokers, j), func(_ []int32, read int) { restored <- read })
+	cfg.StateDir = dir
+	a := start(t, cfg)
+	<-restored
+	produce(t, brokers, first)
+	a.waitCommitted(t, len(first))
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := kafka.SetLocalFormat(filepath.Join(dir, stateTopic+"-0.sqlite"), "0"); err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, cfg)
+	select {
+	case n := <-restored:
+		if n != 2 {
+			t.Fatalf("the rebuilt store read %d changelog records, want 2 (one state per session)", n)
+		}
+	case <-time.After(guard):
+		t.Fatal("no restore")
+	}
+	produce(t, brokers, second)
+	b.waitCommitted(t, len(second))
 	checkRecall(t, brokers, want, second)
 }
