@@ -395,3 +395,77 @@ func TestCountsFromTheSummaryEqualTheIndexCounts(t *testing.T) {
 		t.Errorf("counts %v, %v: not read from the summary", got, err)
 	}
 }
+
+// TestTextCountsAreReadOnce: the three counts of a search page (per
+// verdict, character, model) are those SQL counts on the rows, and the rows
+// are read once for them (the counts of the filter are kept).
+func TestTextCountsAreReadOnce(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	turns, recs := synthSet(97)
+	run := writeRun(t, db, testMeta, recs, turns)
+	want := func(f Filter) (map[persona.Verdict]int, map[string]int, map[string]int) {
+		verdicts, chars, mods := zeroVerdicts(), map[string]int{}, map[string]int{}
+		q := normalizeQuery(f.Text)
+		for i, r := range recs {
+			if !containsFolded(normalizeText(r.Summary), q) && !containsFolded(normalizeText(*turns[i].ReplyText), q) {
+				continue
+			}
+			if (f.Character != "" && r.CharacterID != f.Character) || (f.Verdict != "" && r.Verdict != f.Verdict) {
+				continue
+			}
+			verdicts[r.Verdict]++
+			chars[r.CharacterID]++
+			mods[r.ModelID]++
+		}
+		return verdicts, chars, mods
+	}
+	totals := func(gs []GroupCount) map[string]int {
+		out := map[string]int{}
+		for _, g := range gs {
+			out[g.Value] = g.Total
+		}
+		return out
+	}
+	for _, f := range []Filter{{Text: "Coffee"}, {Text: "반말", Character: "C1"}, {Text: "번이", Verdict: persona.Verdicts[2]}, {Text: "없는 말"}} {
+		for pass := range 2 {
+			t.Run(fmt.Sprintf("%+v, pass %d", f, pass), func(t *testing.T) {
+				v, c, m := want(f)
+				gotV, err := db.CountByVerdict(ctx, run.ID, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotC, err := db.CountBy(ctx, run.ID, "character", f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotM, err := db.CountBy(ctx, run.ID, "model", f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(gotV, v) || !reflect.DeepEqual(totals(gotC), c) || !reflect.DeepEqual(totals(gotM), m) {
+					t.Errorf("counts %v %v %v, want %v %v %v", gotV, totals(gotC), totals(gotM), v, c, m)
+				}
+			})
+		}
+	}
+	if n := len(db.textCounts.m); n != 4 {
+		t.Errorf("%d filters' counts kept, want 4 (one per text filter, whatever its character or verdict)", n)
+	}
+}
+
+func TestTextCountsKeepAtMost32Filters(t *testing.T) {
+	var c textCountCache
+	for i := range 40 {
+		c.put(textCountKey{runID: 1, f: Filter{Text: fmt.Sprint(i)}}, []CrossCount{})
+	}
+	if len(c.m) != maxTextCounts || len(c.order) != maxTextCounts {
+		t.Fatalf("%d kept (%d in order), want %d", len(c.m), len(c.order), maxTextCounts)
+	}
+	if _, ok := c.get(textCountKey{runID: 1, f: Filter{Text: "0"}}); ok {
+		t.Error("the oldest filter is still kept")
+	}
+	if _, ok := c.get(textCountKey{runID: 1, f: Filter{Text: "39"}}); !ok {
+		t.Error("the newest filter is not kept")
+	}
+}

@@ -200,6 +200,23 @@ func (db *DB) CountByVerdict(ctx context.Context, runID int64, f Filter) (map[pe
 	if _, err := db.Run(ctx, runID); err != nil {
 		return nil, err
 	}
+	if f.Text != "" {
+		g := f
+		g.Character, g.Model, g.Verdict = "", "", ""
+		cross, ok, err := db.textCross(ctx, runID, g)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out := zeroVerdicts()
+			for _, gc := range groupCross(cross, f, "") {
+				for v, n := range gc.ByVerdict {
+					out[v] += n
+				}
+			}
+			return out, nil
+		}
+	}
 	if crossOnly(f) && (f.Character != "" || f.Model != "") { // a verdict alone is index-only already
 		if gs, ok, err := db.fromCross(ctx, runID, f, ""); err != nil {
 			return nil, err

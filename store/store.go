@@ -81,6 +81,9 @@ type DB struct {
 	live   map[string]bool
 
 	onBusyRetry func(n int) // tests: called before retry n of inTxRetry
+
+	// textCounts keeps the counts of the last text searches (summary.go).
+	textCounts textCountCache
 }
 
 // Batch bounds of an Importer or RunWriter: it commits what it holds once

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"evident/persona"
@@ -153,27 +154,111 @@ func (db *DB) crossCounts(ctx context.Context, runID int64) ([]CrossCount, error
 	return out, rows.Err()
 }
 
-// crossOnly reports whether f filters on character, model and verdict only
-// (any of them), so its counts follow from RunSummary.Cross.
-func crossOnly(f Filter) bool {
-	return f.Session == "" && f.TurnID == "" && f.Text == "" && f.From <= 0 && f.Until <= 0
+// A search page counts its matches three times (per verdict, per
+// character, per model: CountByVerdict and CountBy with the same filter),
+// and under a text search each count checks every candidate row on its
+// text. textCountCache keeps the per character × model × verdict counts of
+// the last maxTextCounts text filters, so the three counts read the rows
+// once. A committed run's rows never change (only their summary sidecar
+// does), so an entry is never stale; a live run, which grows, is not
+// cached.
+const maxTextCounts = 32
+
+type textCountKey struct {
+	runID int64
+	f     Filter // Limit and Offset zeroed
 }
 
-// fromCross counts the records matching f (crossOnly) per value of col
-// ("character_id", "model_id", or "" for one group) and verdict from the
-// run's stored Cross counts; ok false when the run has none.
-func (db *DB) fromCross(ctx context.Context, runID int64, f Filter, col string) (gs []GroupCount, ok bool, err error) {
-	s, err := db.StoredSummary(ctx, runID)
-	if errors.Is(err, ErrNotFound) {
+type textCountCache struct {
+	mu    sync.Mutex
+	m     map[textCountKey][]CrossCount
+	order []textCountKey // oldest first
+}
+
+func (c *textCountCache) get(k textCountKey) ([]CrossCount, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *textCountCache) put(k textCountKey, v []CrossCount) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[textCountKey][]CrossCount{}
+	}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	if len(c.order) == maxTextCounts {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.m[k] = v
+	c.order = append(c.order, k)
+}
+
+// textCross counts the committed run's records matching f (with Text) per
+// character, model and verdict, once per filter (textCountCache); ok false
+// beyond MaxCrossPairs pairs (the caller then counts with SQL).
+func (db *DB) textCross(ctx context.Context, runID int64, f Filter) ([]CrossCount, bool, error) {
+	f.Limit, f.Offset = 0, 0
+	k := textCountKey{runID, f}
+	if v, ok := db.textCounts.get(k); ok {
+		return v, v != nil, nil
+	}
+	// A live run (live.go) grows after it is visible: never cached.
+	var live int
+	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM live_run WHERE run_id = ?", runID).Scan(&live); err != nil {
+		return nil, false, fmt.Errorf("store: count run %d: %w", runID, err)
+	}
+	if live > 0 {
 		return nil, false, nil
 	}
-	if err != nil || s.Cross == nil {
+	where, args, err := db.whereOf(ctx, runID, f)
+	if err != nil {
 		return nil, false, err
 	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT character_id, model_id, verdict, count(*) FROM verdict"+where+
+		" GROUP BY character_id, model_id, verdict ORDER BY character_id, model_id", args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: count run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	out := []CrossCount{}
+	for rows.Next() {
+		var c, m, v string
+		var n int
+		if err := rows.Scan(&c, &m, &v, &n); err != nil {
+			return nil, false, fmt.Errorf("store: count run %d: %w", runID, err)
+		}
+		if len(out) == 0 || out[len(out)-1].Character != c || out[len(out)-1].Model != m {
+			if len(out) == MaxCrossPairs {
+				out = nil
+				break
+			}
+			out = append(out, CrossCount{Character: c, Model: m, ByVerdict: zeroVerdicts()})
+		}
+		out[len(out)-1].ByVerdict[persona.Verdict(v)] += n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store: count run %d: %w", runID, err)
+	}
+	if ctx.Err() == nil {
+		db.textCounts.put(k, out)
+	}
+	return out, out != nil, nil
+}
+
+// groupCross groups cross counts per value of col ("character_id",
+// "model_id", or "" for one group), keeping pairs that match f's character
+// and model and verdicts that match its verdict; groups with no record are
+// left out, the rest sorted by value.
+func groupCross(cross []CrossCount, f Filter, col string) []GroupCount {
 	byValue := map[string]*GroupCount{}
-	out := []GroupCount{}
 	var order []string
-	for _, c := range s.Cross {
+	for _, c := range cross {
 		if (f.Character != "" && c.Character != f.Character) || (f.Model != "" && c.Model != f.Model) {
 			continue
 		}
@@ -199,10 +284,31 @@ func (db *DB) fromCross(ctx context.Context, runID int64, f Filter, col string) 
 		}
 	}
 	slices.Sort(order)
+	out := []GroupCount{}
 	for _, k := range order {
 		out = append(out, *byValue[k])
 	}
-	return out, true, nil
+	return out
+}
+
+// crossOnly reports whether f filters on character, model and verdict only
+// (any of them), so its counts follow from RunSummary.Cross.
+func crossOnly(f Filter) bool {
+	return f.Session == "" && f.TurnID == "" && f.Text == "" && f.From <= 0 && f.Until <= 0
+}
+
+// fromCross counts the records matching f (crossOnly) per value of col
+// ("character_id", "model_id", or "" for one group) and verdict from the
+// run's stored Cross counts; ok false when the run has none.
+func (db *DB) fromCross(ctx context.Context, runID int64, f Filter, col string) (gs []GroupCount, ok bool, err error) {
+	s, err := db.StoredSummary(ctx, runID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil || s.Cross == nil {
+		return nil, false, err
+	}
+	return groupCross(s.Cross, f, col), true, nil
 }
 
 func zeroVerdicts() map[persona.Verdict]int {
@@ -223,6 +329,15 @@ func (db *DB) groupCounts(ctx context.Context, runID int64, col string, f Filter
 	if crossOnly(f) && (f.Character != "" || f.Model != "" || f.Verdict != "") {
 		if gs, ok, err := db.fromCross(ctx, runID, f, col); err != nil || ok {
 			return gs, err
+		}
+	}
+	if f.Text != "" {
+		// The counts of a text filter are computed once for the filter
+		// without its character, model and verdict, which groupCross applies.
+		g := f
+		g.Character, g.Model, g.Verdict = "", "", ""
+		if cross, ok, err := db.textCross(ctx, runID, g); err != nil || ok {
+			return groupCross(cross, f, col), err
 		}
 	}
 	where, args, err := db.whereOf(ctx, runID, f)
