@@ -146,6 +146,12 @@
 //     stored row instead of reading up to the whole run's index (a verdict
 //     filter's side panels read 1,000,000 index entries at 1M turns). Runs
 //     without it are counted with SQL as before.
+//   - The counts of a text search (per verdict, character and model: the
+//     three a search page asks for) are computed once per filter, as counts
+//     per character × model × verdict, and the last 32 filters' are kept in
+//     the DB (a committed run's rows never change; a live run is not
+//     kept), so the matching rows are read and checked once, not three
+//     times. Counts stay exact; none is capped.
 //   - A search of one or two characters (Korean names: 먹쇠, followed by
 //     particles, 먹쇠가) uses the trigram index too: each text is indexed
 //     with two U+E000 after it, so every occurrence of such a query begins
