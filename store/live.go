@@ -137,11 +137,18 @@ type liveCall struct {
 	lead  chan struct{} // closed to make this call write the next group
 }
 
-// liveQueue is one DB's queue of live calls.
+// liveQueue is one DB's queue of live calls, and the live statements
+// prepared once on the DB (database/sql keeps each prepared per connection;
+// a group transaction takes them with Tx.StmtContext, which reuses the
+// connection's, so a group parses no SQL once its connection has seen them).
 type liveQueue struct {
 	mu      sync.Mutex
 	pending []*liveCall
 	busy    bool // a call is writing a group
+
+	prep     sync.Mutex
+	stmts    *liveStmts // nil until prepared
+	judgeKey *sql.Stmt  // LiveJudgeKey's query
 }
 
 // liveQueues maps *DB to its *liveQueue (a DB's fields belong to store.go).
@@ -164,32 +171,16 @@ func (db *DB) judgeLiveCalls(calls []*liveCall) {
 		}
 	}()
 	ctx := context.WithoutCancel(calls[0].ctx) // the group outlives no call's caller: each call checks its own
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		st, err := prepareLive(ctx, tx)
-		if err != nil {
-			return err
-		}
-		defer st.close()
-		for _, c := range calls {
-			if c.err = c.ctx.Err(); c.err != nil {
-				continue
-			}
-			if _, err := st.savepoint.ExecContext(ctx); err != nil {
-				return err
-			}
-			c.out, c.runID, c.err = judgeLiveCall(c.ctx, tx, db, st, c)
-			if c.err != nil {
-				c.out, c.runID = nil, 0
-				if _, err := st.rollbackTo.ExecContext(ctx); err != nil {
-					return err
-				}
-			}
-			if _, err := st.release.ExecContext(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	var shared *liveStmts
+	var err error
+	if !db.readOnly { // a read-only store answers ErrReadOnly from inTx
+		shared, err = liveStatements(ctx, db)
+	}
+	if err == nil {
+		err = db.inTx(ctx, func(tx *sql.Tx) error {
+			return judgeLiveGroup(ctx, tx, db, shared.in(ctx, tx), calls)
+		})
+	}
 	if err != nil {
 		for _, c := range calls {
 			if c.err == nil {
@@ -199,6 +190,29 @@ func (db *DB) judgeLiveCalls(calls []*liveCall) {
 	}
 }
 
+// judgeLiveGroup writes calls in tx, one savepoint each.
+func judgeLiveGroup(ctx context.Context, tx *sql.Tx, db *DB, st *liveStmts, calls []*liveCall) error {
+	for _, c := range calls {
+		if c.err = c.ctx.Err(); c.err != nil {
+			continue
+		}
+		if _, err := st.savepoint.ExecContext(ctx); err != nil {
+			return err
+		}
+		c.out, c.runID, c.err = judgeLiveCall(c.ctx, tx, db, st, c)
+		if c.err != nil {
+			c.out, c.runID = nil, 0
+			if _, err := st.rollbackTo.ExecContext(ctx); err != nil {
+				return err
+			}
+		}
+		if _, err := st.release.ExecContext(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // liveStmts are a group transaction's statements.
 type liveStmts struct {
 	getTurn, getState, putTurn, putVerdict     *sql.Stmt
@@ -206,7 +220,38 @@ type liveStmts struct {
 	getLiveRun, getTally, putSession, putTally *sql.Stmt
 }
 
-func prepareLive(ctx context.Context, tx *sql.Tx) (*liveStmts, error) {
+// liveStatements returns db's live statements, preparing them on the first
+// call (a failure is not kept: the next call tries again).
+func liveStatements(ctx context.Context, db *DB) (*liveStmts, error) {
+	q := liveQueueOf(db)
+	q.prep.Lock()
+	defer q.prep.Unlock()
+	if q.stmts == nil {
+		st, err := prepareLive(ctx, db.sql)
+		if err != nil {
+			return nil, err
+		}
+		q.stmts = st
+	}
+	return q.stmts, nil
+}
+
+// in returns st's statements bound to tx (closed with it).
+func (st *liveStmts) in(ctx context.Context, tx *sql.Tx) *liveStmts {
+	return &liveStmts{getTurn: tx.StmtContext(ctx, st.getTurn), getState: tx.StmtContext(ctx, st.getState),
+		putTurn: tx.StmtContext(ctx, st.putTurn), putVerdict: tx.StmtContext(ctx, st.putVerdict),
+		savepoint: tx.StmtContext(ctx, st.savepoint), rollbackTo: tx.StmtContext(ctx, st.rollbackTo),
+		release: tx.StmtContext(ctx, st.release), getLiveRun: tx.StmtContext(ctx, st.getLiveRun),
+		getTally: tx.StmtContext(ctx, st.getTally), putSession: tx.StmtContext(ctx, st.putSession),
+		putTally: tx.StmtContext(ctx, st.putTally)}
+}
+
+// preparer is a *sql.DB or a *sql.Tx.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 	st := &liveStmts{}
 	for _, x := range []struct {
 		dst *(*sql.Stmt)
@@ -462,9 +507,17 @@ func (db *DB) IsLiveRun(ctx context.Context, runID int64) (bool, error) {
 // keep the judge it built until the version changes. ErrNotFound when there
 // is no such (complete) dataset.
 func (db *DB) LiveJudgeKey(ctx context.Context, datasetID int64) (id int64, version string, err error) {
-	err = db.sql.QueryRowContext(ctx, `SELECT d.id, (SELECT count(*) || '/' || coalesce(max(c.updated_at), '')
-    FROM character_card c WHERE c.dataset_id = d.id)
-    FROM dataset d WHERE d.complete = 1 AND (?1 = 0 OR d.id = ?1) ORDER BY d.id DESC LIMIT 1`, datasetID).Scan(&id, &version)
+	q := liveQueueOf(db)
+	q.prep.Lock()
+	if q.judgeKey == nil {
+		q.judgeKey, err = db.sql.PrepareContext(ctx, liveJudgeKeySQL)
+	}
+	stmt := q.judgeKey
+	q.prep.Unlock()
+	if err != nil {
+		return 0, "", fmt.Errorf("store: live judge key: %w", err)
+	}
+	err = stmt.QueryRowContext(ctx, datasetID).Scan(&id, &version)
 	if errors.Is(err, sql.ErrNoRows) {
 		if datasetID == 0 {
 			return 0, "", fmt.Errorf("%w: no dataset yet", ErrNotFound)
@@ -476,3 +529,7 @@ func (db *DB) LiveJudgeKey(ctx context.Context, datasetID int64) (id int64, vers
 	}
 	return id, version, nil
 }
+
+const liveJudgeKeySQL = `SELECT d.id, (SELECT count(*) || '/' || coalesce(max(c.updated_at), '')
+    FROM character_card c WHERE c.dataset_id = d.id)
+    FROM dataset d WHERE d.complete = 1 AND (?1 = 0 OR d.id = ?1) ORDER BY d.id DESC LIMIT 1`

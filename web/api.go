@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -336,6 +337,69 @@ func decodeAPITurns(body []byte, shape apiShape) ([]apiRow, *apiError) {
 type apiCache struct {
 	mu     sync.Mutex
 	judges map[apiJudgeKey]apiJudged
+	keys   keyFlight
+}
+
+// keyFlight shares store.LiveJudgeKey's query among concurrent requests:
+// each request takes the answer of a query that started after it arrived
+// (so a card updated before a request is seen by it, as with a query of its
+// own), but 50 concurrent requests share one or two queries instead of
+// running 50 (each on a pooled connection of its own). Per asked dataset id
+// (0: the latest). The zero value is ready.
+type keyFlight struct {
+	mu sync.Mutex
+	m  map[int64]*keySlot
+}
+
+type keySlot struct {
+	running, queued *keyCall
+}
+
+type keyCall struct {
+	done    chan struct{}
+	id      int64
+	version string
+	err     error
+}
+
+// do returns query(id)'s answer from a query started after the call.
+func (f *keyFlight) do(id int64, query func(id int64) (int64, string, error)) (int64, string, error) {
+	f.mu.Lock()
+	if f.m == nil {
+		f.m = map[int64]*keySlot{}
+	}
+	sl := f.m[id]
+	if sl == nil {
+		sl = &keySlot{}
+		f.m[id] = sl
+	}
+	if c := sl.queued; c != nil { // not started yet: it starts after now
+		f.mu.Unlock()
+		<-c.done
+		return c.id, c.version, c.err
+	}
+	c := &keyCall{done: make(chan struct{})}
+	if r := sl.running; r != nil { // started before this call: queue the next
+		sl.queued = c
+		f.mu.Unlock()
+		<-r.done
+		f.mu.Lock()
+		sl.queued, sl.running = nil, c
+	} else {
+		sl.running = c
+	}
+	f.mu.Unlock()
+	c.id, c.version, c.err = query(id)
+	f.mu.Lock()
+	if sl.running == c {
+		sl.running = nil
+	}
+	if sl.running == nil && sl.queued == nil && f.m[id] == sl {
+		delete(f.m, id) // ids come from requests: keep only those in flight
+	}
+	f.mu.Unlock()
+	close(c.done)
+	return c.id, c.version, c.err
 }
 
 type apiJudgeKey struct {
@@ -360,7 +424,8 @@ func (s *Server) apiDataset(w http.ResponseWriter, r *http.Request, profile *spe
 			return 0, nil, false
 		}
 	}
-	id, version, err := s.db.LiveJudgeKey(r.Context(), id)
+	ctx := context.WithoutCancel(r.Context()) // the query may answer other requests too
+	id, version, err := s.api.keys.do(id, func(id int64) (int64, string, error) { return s.db.LiveJudgeKey(ctx, id) })
 	if errors.Is(err, store.ErrNotFound) {
 		msg := fmt.Sprintf("no dataset %d", id)
 		if r.URL.Query().Get("dataset") == "" {
