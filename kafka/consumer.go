@@ -510,6 +510,7 @@ type pollSession struct {
 type poll struct {
 	sessions map[stateKey]*pollSession
 	order    []stateKey
+	out      recordEncoder // the poll's verdict records
 }
 
 // handle judges one poll's records, produces what they give, flushes, writes
@@ -687,7 +688,8 @@ func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Re
 		p.order = append(p.order, k)
 	}
 	digest := live.Digest(&t)
-	var d, pending string
+	var d string
+	var pending []byte
 	seen := false
 	if i, ok := ps.index[t.TurnID]; ok {
 		d, pending, seen = ps.turns[i].digest, ps.turns[i].record, true
@@ -700,8 +702,8 @@ func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Re
 		switch {
 		case d != digest:
 			return c.dead(r, fmt.Sprintf("conflict: turn_id %q was already judged with a different row", t.TurnID)), nil
-		case pending != "":
-			return []*kgo.Record{c.verdict(&t, []byte(pending))}, nil
+		case pending != nil:
+			return []*kgo.Record{c.verdict(&t, pending)}, nil
 		default:
 			c.cfg.Log.Printf("kafka: %s partition %d offset %d: turn %q already judged with the same row (its verdict was produced before its state); skipped", r.Topic, r.Partition, r.Offset, t.TurnID)
 			return nil, nil
@@ -712,7 +714,7 @@ func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Re
 	if err != nil {
 		return c.dead(r, err.Error()), nil
 	}
-	b, err := encodeRecord(&rec)
+	b, err := p.out.encode(&rec)
 	if err != nil {
 		return c.dead(r, "encode record: "+err.Error()), nil
 	}
@@ -720,7 +722,7 @@ func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Re
 		ps.index = map[string]int{}
 	}
 	ps.index[t.TurnID] = len(ps.turns)
-	ps.turns = append(ps.turns, localTurn{id: t.TurnID, digest: digest, record: string(b)})
+	ps.turns = append(ps.turns, localTurn{id: t.TurnID, digest: digest, record: b})
 	return []*kgo.Record{c.verdict(&t, b)}, nil
 }
 
@@ -741,16 +743,28 @@ func (c *Consumer) dead(r *kgo.Record, reason string) []*kgo.Record {
 	}}}
 }
 
-// encodeRecord writes rec as one line of JSON without the newline, HTML not
-// escaped (the bytes of evident judge's JSON Lines).
-func encodeRecord(rec *persona.Record) ([]byte, error) {
-	var b jsonBuf
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rec); err != nil {
+// recordEncoder writes a poll's records as JSON, each one line without the
+// newline, HTML not escaped (the bytes of evident judge's JSON Lines), all
+// into one growing buffer: a record is a slice of it, and stays valid as the
+// buffer grows (append never writes over bytes already written; a grown
+// buffer is a new array, the old one kept alive by the slices into it). The
+// zero value is ready.
+type recordEncoder struct {
+	buf jsonBuf
+	enc *json.Encoder
+}
+
+func (e *recordEncoder) encode(rec *persona.Record) ([]byte, error) {
+	if e.enc == nil {
+		e.enc = json.NewEncoder(&e.buf)
+		e.enc.SetEscapeHTML(false)
+	}
+	start := len(e.buf)
+	if err := e.enc.Encode(rec); err != nil {
+		e.buf = e.buf[:start]
 		return nil, err
 	}
-	return b[:len(b)-1], nil
+	return e.buf[start : len(e.buf)-1 : len(e.buf)-1], nil
 }
 
 type jsonBuf []byte

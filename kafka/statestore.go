@@ -256,7 +256,8 @@ func (s *localStore) turns(ctx context.Context, session string, turns map[string
 // localTurn is one judged turn: its turn_id, digest (hex) and, while its
 // poll is being handled, its record (never stored in the file).
 type localTurn struct {
-	id, digest, record string
+	id, digest string
+	record     []byte
 }
 
 // localWrite is one session's change: its new live state, as JSON (nil with

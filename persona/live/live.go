@@ -42,10 +42,12 @@
 package live
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"evident/persona"
@@ -212,10 +214,26 @@ func mustTime(s string) time.Time {
 // told apart from a different row with the same turn_id: same digest, same
 // row. named_entities null and [] differ, as they do for the judge.
 func Digest(t *persona.Turn) string {
-	b, _ := json.Marshal(t) // a Turn of strings, bools and lists always encodes
-	sum := sha256.Sum256(b)
+	d := digestBufs.Get().(*digestBuf)
+	defer digestBufs.Put(d)
+	if d.enc == nil {
+		d.enc = json.NewEncoder(&d.b) // HTML escaped, as json.Marshal
+	}
+	d.b.Reset()
+	d.enc.Encode(t) // a Turn of strings, bools and lists always encodes
+	b := d.b.Bytes()
+	sum := sha256.Sum256(b[:len(b)-1]) // json.Marshal's bytes: Encode adds '\n'
 	return hex.EncodeToString(sum[:])
 }
+
+// digestBuf is a reused buffer and encoder of Digest (stored digests must
+// not change: the bytes hashed are json.Marshal's).
+type digestBuf struct {
+	b   bytes.Buffer
+	enc *json.Encoder
+}
+
+var digestBufs = sync.Pool{New: func() any { return new(digestBuf) }}
 
 // Resume returns the state a stored or carried value holds: a new State for
 // nil, the decoded State for JSON ([]byte, State's stored form), the State
