@@ -10,6 +10,7 @@ import (
 	"evident/persona"
 	"evident/persona/batch"
 	"evident/persona/ingest"
+	"evident/persona/review"
 	"evident/persona/speech"
 	"evident/store"
 )
@@ -187,6 +188,11 @@ type runSink struct {
 	tally  *checkTally
 	also   batch.Sink
 	n      int // records stored so far
+	// queues builds the run's review queues from the records as they are
+	// stored (the reply as the verdict row keeps it: Record.JudgedReply),
+	// so that even the first review view reads no run (kept by keepQueues).
+	queues *review.Builder
+	stored int // records stored into the run (the queues' row count)
 	// reject, when set, receives each rejected turn row (Run's import);
 	// stop then ends the storing of rows after the first (a strict import
 	// that will roll back: the rows are still judged, to list every reject).
@@ -213,6 +219,11 @@ func (s *runSink) Records(_ []byte, recs []batch.Judged) error {
 		if err := s.w.Add(jd.Record, &jd.Turn, store.WithSummary(jd.Summary.Source, jd.Summary.RejectedBy)); err != nil {
 			return fmt.Errorf("record %s: %w", jd.Turn.TurnID, err)
 		}
+		if s.queues != nil {
+			reply, ok := jd.Record.JudgedReply()
+			s.queues.Add(&jd.Record, reply, ok)
+		}
+		s.stored++
 	}
 	if s.also != nil && !s.stop {
 		return s.also.Records(nil, recs)
@@ -292,7 +303,8 @@ func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options,
 			return store.RunInfo{}, err
 		}
 	}
-	sink := &runSink{w: w, checks: newChecker(j, o.Summarizer), tally: newCheckTally(), also: o.Also}
+	sink := &runSink{w: w, checks: newChecker(j, o.Summarizer), tally: newCheckTally(), also: o.Also,
+		queues: review.NewBuilder(w.ID(), p)}
 	run := batch.Run{Judge: j, Turns: turns, Workers: o.Workers, TempDir: o.TempDir,
 		Summarizer: sink.checks, SummarizeConcurrency: o.SummarizeConcurrency}
 	tally, err := run.Do(ctx, sink)
@@ -310,7 +322,24 @@ func JudgeDataset(ctx context.Context, db *store.DB, datasetID int64, o Options,
 	if _, err := summarize(ctx, db, info, &sink.tally.sc); err != nil {
 		return info, errSummary(info.ID, err)
 	}
+	if err := sink.keepQueues(ctx, db, info.ID); err != nil {
+		return info, err
+	}
 	return info, nil
+}
+
+// keepQueues stores the review queues the sink built while the run was
+// stored (StoreQueues; the builder is keyed by the run's id, known from
+// BeginRun), so the first review view reads them instead of the run.
+func (s *runSink) keepQueues(ctx context.Context, db *store.DB, runID int64) error {
+	if s.queues == nil {
+		return nil
+	}
+	q := s.queues.Result()
+	if err := StoreQueues(ctx, db, runID, s.stored, q); err != nil {
+		return fmt.Errorf("run %d: review queues: %w", runID, err)
+	}
+	return nil
 }
 
 // Result is what Run did: the import and the run judged from it.
@@ -387,7 +416,8 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 			return Result{}, err
 		}
 	}
-	sink := &runSink{w: w, im: im, checks: newChecker(j, o.Summarizer), tally: newCheckTally(), also: o.Also}
+	sink := &runSink{w: w, im: im, checks: newChecker(j, o.Summarizer), tally: newCheckTally(), also: o.Also,
+		queues: review.NewBuilder(w.ID(), p)}
 	// A strict import with a reject rolls back: its rows are still judged,
 	// to list every reject, but no longer stored.
 	sink.stop = o.Strict && len(out.Rejects) > 0
@@ -424,6 +454,9 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 	out.Run = info
 	if _, err := summarize(ctx, db, info, &sink.tally.sc); err != nil {
 		return out, fmt.Errorf("dataset %d: %w", id, errSummary(info.ID, err))
+	}
+	if err := sink.keepQueues(ctx, db, info.ID); err != nil {
+		return out, fmt.Errorf("dataset %d: %w", id, err)
 	}
 	return out, nil
 }
