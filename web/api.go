@@ -57,7 +57,11 @@ import (
 //     dataset's live run records the profile it was created with).
 //   - The judge of a dataset is kept between requests and rebuilt when a card
 //     of the dataset is added or updated (the review queue's "add to canon"
-//     takes effect on the next request).
+//     takes effect on the next request). Concurrent requests share the
+//     query that checks the cards' version (keyFlight): each takes the
+//     answer of a query that started after it arrived.
+//   - Options.APIToken follows --token's rule (MinTokenLength characters at
+//     least); New refuses a shorter one.
 //   - A re-send (same turn_id, same row) answers the stored record, status
 //     200, with header Evident-Repeat: N (the number of re-sent rows).
 
