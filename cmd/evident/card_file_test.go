@@ -81,6 +81,22 @@ func TestCardReadReportsTheFile(t *testing.T) {
 			}
 		}
 	})
+	t.Run("judge with the card file names the fields it did not read", func(t *testing.T) {
+		turns := write(t, dir, "t.jsonl", `{"turn_id":"T1","session_id":"S","character_id":"하늘","model_id":"m","reply_text":"어서 오세요.","first_person":null,"named_entities":[]}`+"\n")
+		lex := write(t, dir, "l.csv", "term,topic\n")
+		_, errOut, err := evident(t, "judge", "--turns", turns, "--cards", charx, "--lexicon", lex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range []string{
+			charx + ": field not read: data.character_book: null where an object is expected",
+			charx + ": field not read: data.tags: string where a list is expected",
+		} {
+			if !strings.Contains(errOut, line) {
+				t.Errorf("stderr lacks %q:\n%s", line, errOut)
+			}
+		}
+	})
 	t.Run("stdout is the character_card row with the guesses from the description", func(t *testing.T) {
 		var c struct {
 			HonorificRule string `json:"honorific_rule"`

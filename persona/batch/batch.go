@@ -130,8 +130,11 @@ func LoadCards(in ingest.Source) ([]persona.Card, []persona.Reject, error) {
 	return out, rej, nil
 }
 
-// CardNotes returns one line per guessed field when in is a character card
-// file (see LoadCards), for the creator to confirm; nil for a table.
+// CardNotes returns, when in is a character card file (see LoadCards), one
+// line per field of the wrong type or null that was not read
+// ("FILE: field not read: data.tags: string where a list is expected",
+// cardfile.Fault) and then one per guessed field, for the creator to
+// confirm; nil for a table.
 func CardNotes(in ingest.Source) ([]string, error) {
 	f, ok, err := cardFile(in)
 	if err != nil || !ok {
@@ -139,6 +142,9 @@ func CardNotes(in ingest.Source) ([]string, error) {
 	}
 	_, g := f.Card("")
 	var notes []string
+	for _, x := range f.Faults() {
+		notes = append(notes, in.Name()+": field not read: "+x.String())
+	}
 	for _, x := range g.Guessed {
 		notes = append(notes, in.Name()+": guessed "+x.String())
 	}
