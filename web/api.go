@@ -41,7 +41,8 @@ import (
 // position in the request) and, for JSON Lines, "line": 400 a row that does
 // not decode (or a body that is not JSON), 401 a missing or wrong token, 403
 // a cross-site request, 404 no such dataset or turn, 409 a turn_id already
-// judged with a different row, 413 a body over the limit, 415 another
+// judged with a different row, 413 a body over the limit or a row over
+// MaxLiveRowText, 415 another
 // content type, 422 a turn whose character_id has no card. A request is
 // judged whole or not at all: on any error nothing of it is stored.
 //
@@ -53,7 +54,8 @@ import (
 //   - Only application/json and application/x-ndjson bodies are read: a
 //     browser cannot send either cross-site without a preflight, which this
 //     server never answers.
-//   - The body limit is Options.MaxUpload; the profile is per request (the
+//   - The body limit is Options.MaxUpload and a row's text limit
+//     MaxLiveRowText (1 MiB); the profile is per request (the
 //     dataset's live run records the profile it was created with).
 //   - The judge of a dataset is kept between requests and rebuilt when a card
 //     of the dataset is added or updated (the review queue's "add to canon"
@@ -158,6 +160,25 @@ const (
 	shapeLines
 )
 
+// MaxLiveRowText caps one live row's reply_text plus user_message: 1 MiB.
+// The batch judge reads rows of any length, but a request's memory grows
+// with its rows' text many times over (evidence, summary, the stored record
+// and its search index): a test user's 42 MB reply took the server from
+// 230 MB to 1.6 GB. A longer row is refused with 413 and its row number.
+const MaxLiveRowText = 1 << 20
+
+// rowText is the bytes of t's free text that MaxLiveRowText counts.
+func rowText(t *persona.Turn) int {
+	n := 0
+	if t.ReplyText != nil {
+		n += len(*t.ReplyText)
+	}
+	if t.UserMessage != nil {
+		n += len(*t.UserMessage)
+	}
+	return n
+}
+
 // apiTurns is POST /api/v1/turns.
 func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -211,6 +232,11 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 	}
 	lts := make([]store.LiveTurn, len(turns))
 	for i := range turns {
+		if n := rowText(&turns[i].turn); n > MaxLiveRowText {
+			apiFail(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("reply_text and user_message hold %d bytes: the live API judges rows of at most %d (judge longer rows in batch: evident judge)", n, MaxLiveRowText),
+				Row: i + 1, Line: turns[i].line})
+			return
+		}
 		if _, ok := j.Card(turns[i].turn.CharacterID); !ok {
 			apiFail(w, http.StatusUnprocessableEntity, apiError{Error: fmt.Sprintf("unknown character_id %q: dataset %d has no card for it", turns[i].turn.CharacterID, ds),
 				Row: i + 1, Line: turns[i].line})
@@ -230,7 +256,7 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 	var re *store.LiveRowError
 	switch {
 	case errors.As(err, &re) && errors.Is(err, store.ErrLiveConflict):
-		apiFail(w, http.StatusConflict, apiError{Error: "turn_id " + strconv.Quote(turns[re.Row].turn.TurnID) + " was already judged with a different row",
+		apiFail(w, http.StatusConflict, apiError{Error: "turn_id " + strconv.Quote(turns[re.Row].turn.TurnID) + " was already sent with a different row (before, or earlier in this request)",
 			Row: re.Row + 1, Line: turns[re.Row].line})
 		return
 	case errors.As(err, &re):
@@ -429,9 +455,10 @@ func (s *Server) apiDataset(w http.ResponseWriter, r *http.Request, profile *spe
 		}
 	}
 	ctx := context.WithoutCancel(r.Context()) // the query may answer other requests too
+	asked := id
 	id, version, err := s.api.keys.do(id, func(id int64) (int64, string, error) { return s.db.LiveJudgeKey(ctx, id) })
 	if errors.Is(err, store.ErrNotFound) {
-		msg := fmt.Sprintf("no dataset %d", id)
+		msg := fmt.Sprintf("no dataset %d", asked)
 		if r.URL.Query().Get("dataset") == "" {
 			msg = "the store holds no dataset: import cards and a lexicon first (evident import)"
 		}

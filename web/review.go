@@ -617,7 +617,7 @@ func (s *Server) forbiddenQueue(ctx context.Context, d *runData, rv *review, byK
 			it.Topic = *rec.TouchedTopic
 		}
 		if reply, ok := pg.reply(rec); ok {
-			it.Reply = segments(reply, replySpans(rec, reply))
+			it.Reply = shownSegments(reply, replySpans(rec, reply))
 		} else {
 			it.ReplyNull = true
 		}
@@ -675,7 +675,7 @@ func (s *Server) offCanonQueue(ctx context.Context, d *runData, rv *review, byKe
 			}
 			et := exampleTurn{TurnID: rec.TurnID, Link: s.turnLink(d, rec.TurnID), Verdict: string(rec.Verdict), Class: verdictClass[rec.Verdict]}
 			if reply, ok := pg.reply(rec); ok {
-				et.Reply = segments(reply, occurrences(reply, g.Name, markOffCanon, "세계관 밖 고유명사"))
+				et.Reply = shownSegments(reply, occurrences(reply, g.Name, markOffCanon, "세계관 밖 고유명사"))
 			}
 			ng.Examples = append(ng.Examples, et)
 		}

@@ -562,24 +562,25 @@ func (s *Server) row(d *runData, lk pageLookups, e store.Entry, f filterView, st
 		reply = deref(t.ReplyText)
 	}
 	if ok {
-		v.Reply = segments(reply, replySpans(r, reply))
+		v.Reply = shownSegments(reply, replySpans(r, reply))
 	} else {
 		v.ReplyNull = true
 	}
 	if hasTurn {
 		v.AskedRecall = t.UserAskedRecall
 		if t.UserMessage != nil {
-			v.HasUserMessage, v.UserMessage = true, *t.UserMessage
+			v.HasUserMessage, v.UserMessage = true, shownText(*t.UserMessage)
 		}
 	}
 	if v.RecallSource != "" && v.RecallTarget != "" {
 		if src, ok := lk.turns[v.RecallSource]; ok && src.ReplyText != nil {
-			v.SourceReply = segments(*src.ReplyText, occurrences(*src.ReplyText, v.RecallTarget, markRecall, "앞 회차에 나온 이름"))
+			v.SourceReply = shownSegments(*src.ReplyText, occurrences(*src.ReplyText, v.RecallTarget, markRecall, "앞 회차에 나온 이름"))
 		}
 	}
 	for _, ev := range r.Evidence {
 		row := evidenceRow{Source: string(ev.Source), Field: ev.Field, Agg: string(ev.Agg)}
 		row.Value, row.Null = cell(ev.Value)
+		row.Value = shownText(row.Value)
 		v.Evidence = append(v.Evidence, row)
 	}
 	if g, ok := lk.gold[r.TurnID]; ok {
@@ -1005,12 +1006,12 @@ func (s *Server) disagreements(ctx context.Context, d *runData, sum store.RunSum
 			reply, ok = deref(t.ReplyText), t.ReplyText != nil
 		}
 		if ok {
-			c.Reply = segments(reply, replySpans(r, reply))
+			c.Reply = shownSegments(reply, replySpans(r, reply))
 		} else {
 			c.ReplyNull = true
 		}
 		if it.UserMessage == "" && hasTurn && t.UserMessage != nil {
-			it.UserMessage = *t.UserMessage
+			it.UserMessage = shownText(*t.UserMessage)
 		}
 	}
 	return out, nil
