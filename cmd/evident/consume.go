@@ -39,7 +39,7 @@ func consumeCommand() *cli.Command {
 			&cli.StringFlag{Name: "cards", Usage: "character_card table (instead of the store's dataset)"},
 			&cli.StringFlag{Name: "lexicon", Usage: "topic_lexicon table (with --cards)"},
 			dbFlag(),
-			&cli.Int64Flag{Name: "dataset", Usage: "stored dataset whose cards and lexicon judge (default: the latest)"},
+			&cli.Int64Flag{Name: "dataset", Usage: "stored dataset whose cards and lexicon judge; 0 = the latest", DefaultText: "the latest"},
 			&cli.StringFlag{Name: "speech-profile", Value: "seed", Usage: "polite-ending profile: seed or extended"},
 			&cli.StringFlag{Name: "endings", Usage: "file of extra polite endings, one a line ('!' prefix: noun exception)"},
 			&cli.IntFlag{Name: "max-poll", Value: 10000, Usage: "records judged between two commits"},
