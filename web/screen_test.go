@@ -279,6 +279,12 @@ func TestFilters(t *testing.T) {
 			t.Errorf("%d rows", rows(body))
 		}
 	})
+	t.Run("a page past the end shows the last page", func(t *testing.T) {
+		// 36 말투 어긋남 turns fit one page of 200: page 9 is page 1.
+		if body := c.ok("/runs/1?verdict=" + url.QueryEscape("말투 어긋남") + "&page=9"); rows(body) != 36 {
+			t.Errorf("%d rows, want the 36 of the last page", rows(body))
+		}
+	})
 	t.Run("the page links both exports with its filter", func(t *testing.T) {
 		q := "?verdict=" + url.QueryEscape("앞 회차를 기억 못 함")
 		body := c.ok("/runs/1" + q)

@@ -303,6 +303,12 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 		p.Total += n
 	}
 	p.Single = f.Verdict != "" || f.Turn != ""
+	if last := max(1, (p.Total+pageSize-1)/pageSize); p.Single && f.Page > last {
+		// A page past the end (an old link, a hand-typed number) shows the
+		// last page rather than an empty one.
+		f.Page, f.From = last, 0
+		p.Filter.Page, p.Filter.From = f.Page, f.From
+	}
 	type shown struct {
 		g       *groupView
 		entries []store.Entry
