@@ -233,14 +233,26 @@ func readDoc(name string, format Format, source, part string, js []byte) (*File,
 	if _, ok := data["name"].(string); !ok {
 		return nil, fail(ErrMalformed, "data.name is %s, not a string", describe(data["name"]))
 	}
+	// The spec's fields are checked first, so that a card refused for our
+	// own extension still names every other faulty field (a fresh user
+	// found only the first one reported).
+	f.faults = checkFields(f.faults, data, "data", dataFields)
+	also := ""
+	for i, x := range f.faults {
+		if i == 0 {
+			also = "; also "
+		} else {
+			also += "; "
+		}
+		also += x.String()
+	}
 	ext, err := extensionOf(data)
 	if err != nil {
-		return nil, fail(ErrMalformed, "%v", err)
+		return nil, fail(ErrMalformed, "%v%s", err, also)
 	}
 	if _, err := parseExt(ext); err != nil {
-		return nil, fail(ErrMalformed, "data.extensions[%q].%v", ExtensionKey, err)
+		return nil, fail(ErrMalformed, "data.extensions[%q].%v%s", ExtensionKey, err, also)
 	}
-	f.faults = checkFields(f.faults, data, "data", dataFields)
 	f.assets = assetsOf(data)
 	return f, nil
 }

@@ -181,6 +181,8 @@ func TestReadErrors(t *testing.T) {
 		{"a card without data.name is malformed", []byte(v2(`{"description":"x"}`)), ErrMalformed, []string{"data.name is missing or null"}},
 		{"extensions that are not an object are malformed", []byte(v2(`{"name":"A","extensions":"x"}`)), ErrMalformed, []string{"data.extensions is"}},
 		{"our extension that is not an object is malformed", []byte(v2(`{"name":"A","extensions":{"evident/persona":[1]}}`)), ErrMalformed, []string{`data.extensions["evident/persona"] is an array`}},
+		{"a refused extension still names the spec's faulty fields", []byte(v2(`{"name":"A","description":5,"tags":"x","extensions":{"evident/persona":{"first_person":7}}}`)), ErrMalformed,
+			[]string{`data.extensions["evident/persona"].first_person`, "; also data.description: number where a string is expected; data.tags: string where a list is expected"}},
 		{"a honorific_rule outside the two styles is malformed", []byte(v2(`{"name":"A","extensions":{"evident/persona":{"honorific_rule":"하오체"}}}`)), ErrMalformed, []string{`data.extensions["evident/persona"].honorific_rule is "하오체"`}},
 		{"an empty canon entity is malformed", []byte(v2(`{"name":"A","extensions":{"evident/persona":{"canon_entities":["하늘",""]}}}`)), ErrMalformed, []string{`canon_entities[1] is ""`}},
 		{"an entity role without entity is malformed", []byte(v2(`{"name":"A","extensions":{"evident/persona":{"entity_roles":[{"role":"동생"}]}}}`)), ErrMalformed, []string{"entity_roles[0]"}},
