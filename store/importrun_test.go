@@ -457,7 +457,7 @@ func TestTextCountsAreReadOnce(t *testing.T) {
 func TestTextCountsKeepAtMost32Filters(t *testing.T) {
 	var c textCountCache
 	for i := range 40 {
-		c.put(textCountKey{runID: 1, f: Filter{Text: fmt.Sprint(i)}}, []CrossCount{})
+		c.put(textCountKey{runID: 1, f: Filter{Text: fmt.Sprint(i)}}, textCounts{cross: []CrossCount{}})
 	}
 	if len(c.m) != maxTextCounts || len(c.order) != maxTextCounts {
 		t.Fatalf("%d kept (%d in order), want %d", len(c.m), len(c.order), maxTextCounts)

@@ -195,7 +195,11 @@ func decodeRecord(b []byte) (persona.Record, error) {
 // CountByVerdict counts the run's records matching f (Limit and Offset
 // ignored) per verdict; the map has an entry, possibly 0, for each of the
 // five verdicts. A filter of character and model (and verdict) only is
-// answered from the stored summary's Cross counts when the run has them. ErrNotFound when the run does not exist or is not committed.
+// answered from the stored summary's Cross counts when the run has them.
+// Under a text search (f.Text) only the first SearchCountCap matching
+// records in run order are counted, and SearchCapped reports when more
+// match (issue 13: bounded search counts). ErrNotFound when the run does
+// not exist or is not committed.
 func (db *DB) CountByVerdict(ctx context.Context, runID int64, f Filter) (map[persona.Verdict]int, error) {
 	if _, err := db.Run(ctx, runID); err != nil {
 		return nil, err
@@ -203,7 +207,7 @@ func (db *DB) CountByVerdict(ctx context.Context, runID int64, f Filter) (map[pe
 	if f.Text != "" {
 		g := f
 		g.Character, g.Model, g.Verdict = "", "", ""
-		cross, ok, err := db.textCross(ctx, runID, g)
+		cross, _, ok, err := db.textCross(ctx, runID, g)
 		if err != nil {
 			return nil, err
 		}

@@ -84,6 +84,9 @@ type DB struct {
 
 	// textCounts keeps the counts of the last text searches (summary.go).
 	textCounts textCountCache
+	// searchCap bounds the rows a text search counts (0: SearchCountCap;
+	// SetSearchCountCap).
+	searchCap atomic.Int64
 }
 
 // Batch bounds of an Importer or RunWriter: it commits what it holds once

@@ -156,37 +156,77 @@ func (db *DB) crossCounts(ctx context.Context, runID int64) ([]CrossCount, error
 
 // A search page counts its matches three times (per verdict, per
 // character, per model: CountByVerdict and CountBy with the same filter),
-// and under a text search each count checks every candidate row on its
-// text. textCountCache keeps the per character × model × verdict counts of
-// the last maxTextCounts text filters, so the three counts read the rows
-// once. A committed run's rows never change (only their summary sidecar
-// does), so an entry is never stale; a live run, which grows, is not
-// cached.
+// and under a text search each count checks candidate rows on their text.
+// textCountCache keeps the per character × model × verdict counts of the
+// last maxTextCounts text filters, so the three counts read the rows once.
+// A committed run's rows never change (only their summary sidecar does), so
+// an entry is never stale; a live run, which grows, is not cached.
 const maxTextCounts = 32
+
+// SearchCountCap is how many matching records the counts under a text
+// search cover by default: CountByVerdict and CountBy count the first
+// SearchCountCap records (in run order) that match a filter with Text, and
+// SearchCapped reports when more match (issue 13: a one-letter query at
+// 1,000,000 turns took 1.3 s to count exactly; the target is 300 ms).
+const SearchCountCap = 10000
+
+// SetSearchCountCap sets how many matching records the counts under a text
+// search cover (n ≤ 0: SearchCountCap again) and forgets the cached text
+// counts. For tests and for a machine that wants a tighter bound; safe to
+// call while the DB serves, a search then counted under either cap.
+func (db *DB) SetSearchCountCap(n int) {
+	if n < 0 {
+		n = 0
+	}
+	db.searchCap.Store(int64(n))
+	db.textCounts.clear()
+}
+
+// SearchCap is the number of matching records the counts under a text
+// search cover: SetSearchCountCap's, else SearchCountCap.
+func (db *DB) SearchCap() int {
+	if n := db.searchCap.Load(); n > 0 {
+		return int(n)
+	}
+	return SearchCountCap
+}
 
 type textCountKey struct {
 	runID int64
 	f     Filter // Limit and Offset zeroed
 }
 
+// textCounts are the counts of one text filter: nil cross beyond
+// MaxCrossPairs pairs; capped when more records matched than were counted.
+type textCounts struct {
+	cross  []CrossCount
+	capped bool
+}
+
 type textCountCache struct {
 	mu    sync.Mutex
-	m     map[textCountKey][]CrossCount
+	m     map[textCountKey]textCounts
 	order []textCountKey // oldest first
 }
 
-func (c *textCountCache) get(k textCountKey) ([]CrossCount, bool) {
+func (c *textCountCache) get(k textCountKey) (textCounts, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[k]
 	return v, ok
 }
 
-func (c *textCountCache) put(k textCountKey, v []CrossCount) {
+func (c *textCountCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m, c.order = nil, nil
+}
+
+func (c *textCountCache) put(k textCountKey, v textCounts) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[textCountKey][]CrossCount{}
+		c.m = map[textCountKey]textCounts{}
 	}
 	if _, ok := c.m[k]; ok {
 		return
@@ -199,56 +239,96 @@ func (c *textCountCache) put(k textCountKey, v []CrossCount) {
 	c.order = append(c.order, k)
 }
 
-// textCross counts the committed run's records matching f (with Text) per
-// character, model and verdict, once per filter (textCountCache); ok false
-// beyond MaxCrossPairs pairs (the caller then counts with SQL).
-func (db *DB) textCross(ctx context.Context, runID int64, f Filter) ([]CrossCount, bool, error) {
+// textCross counts the committed run's first searchCountCap records (in run
+// order) matching f (with Text) per character, model and verdict, once per
+// filter (textCountCache); capped when more records match. ok false beyond
+// MaxCrossPairs pairs or for a live run (the caller then counts with SQL,
+// exactly).
+func (db *DB) textCross(ctx context.Context, runID int64, f Filter) (cross []CrossCount, capped, ok bool, err error) {
 	f.Limit, f.Offset = 0, 0
 	k := textCountKey{runID, f}
 	if v, ok := db.textCounts.get(k); ok {
-		return v, v != nil, nil
+		return v.cross, v.capped, v.cross != nil, nil
 	}
 	// A live run (live.go) grows after it is visible: never cached.
 	var live int
 	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM live_run WHERE run_id = ?", runID).Scan(&live); err != nil {
-		return nil, false, fmt.Errorf("store: count run %d: %w", runID, err)
+		return nil, false, false, fmt.Errorf("store: count run %d: %w", runID, err)
 	}
 	if live > 0 {
-		return nil, false, nil
+		return nil, false, false, nil
 	}
 	where, args, err := db.whereOf(ctx, runID, f)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	rows, err := db.sql.QueryContext(ctx, "SELECT character_id, model_id, verdict, count(*) FROM verdict"+where+
-		" GROUP BY character_id, model_id, verdict ORDER BY character_id, model_id", args...)
+	// The first cap+1 matches in run order: the extra one says whether the
+	// cap was hit and is taken off again (it is the group's max(seq) that is
+	// the largest of all).
+	limit := db.SearchCap()
+	rows, err := db.sql.QueryContext(ctx, "SELECT character_id, model_id, verdict, count(*), max(seq) FROM (SELECT seq, character_id, model_id, verdict FROM verdict"+where+
+		" ORDER BY seq LIMIT ?) GROUP BY character_id, model_id, verdict ORDER BY character_id, model_id", append(args, limit+1)...)
 	if err != nil {
-		return nil, false, fmt.Errorf("store: count run %d: %w", runID, err)
+		return nil, false, false, fmt.Errorf("store: count run %d: %w", runID, err)
 	}
 	defer rows.Close()
 	out := []CrossCount{}
+	total, lastSeq, lastPair := 0, -1, -1
+	var lastVerdict persona.Verdict
+	tooMany := false
 	for rows.Next() {
 		var c, m, v string
-		var n int
-		if err := rows.Scan(&c, &m, &v, &n); err != nil {
-			return nil, false, fmt.Errorf("store: count run %d: %w", runID, err)
+		var n, seq int
+		if err := rows.Scan(&c, &m, &v, &n, &seq); err != nil {
+			return nil, false, false, fmt.Errorf("store: count run %d: %w", runID, err)
 		}
 		if len(out) == 0 || out[len(out)-1].Character != c || out[len(out)-1].Model != m {
 			if len(out) == MaxCrossPairs {
-				out = nil
+				tooMany = true
 				break
 			}
 			out = append(out, CrossCount{Character: c, Model: m, ByVerdict: zeroVerdicts()})
 		}
 		out[len(out)-1].ByVerdict[persona.Verdict(v)] += n
+		total += n
+		if seq > lastSeq {
+			lastSeq, lastPair, lastVerdict = seq, len(out)-1, persona.Verdict(v)
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("store: count run %d: %w", runID, err)
+		return nil, false, false, fmt.Errorf("store: count run %d: %w", runID, err)
+	}
+	if tooMany {
+		out = nil
+	}
+	capped = total > limit
+	if capped && out != nil {
+		out[lastPair].ByVerdict[lastVerdict]--
 	}
 	if ctx.Err() == nil {
-		db.textCounts.put(k, out)
+		db.textCounts.put(k, textCounts{out, capped})
 	}
-	return out, out != nil, nil
+	return out, capped, out != nil, nil
+}
+
+// SearchCapped reports whether the counts of f under a text search
+// (CountByVerdict, CountBy) cover only the first SearchCountCap (or
+// SetSearchCountCap's) matching records in run order because more match:
+// the screen then shows them as "10,000+". False when f has no Text, for a
+// live run, or when the counts were exact. It reads the same cached counts
+// as CountByVerdict, so after it it costs no query. ErrNotFound when the
+// run does not exist or is not committed.
+func (db *DB) SearchCapped(ctx context.Context, runID int64, f Filter) (bool, error) {
+	if _, err := db.Run(ctx, runID); err != nil {
+		return false, err
+	}
+	if f.Text == "" {
+		return false, nil
+	}
+	g := f
+	g.Character, g.Model, g.Verdict = "", "", ""
+	_, capped, ok, err := db.textCross(ctx, runID, g)
+	return capped && ok, err
 }
 
 // groupCross groups cross counts per value of col ("character_id",
@@ -336,7 +416,7 @@ func (db *DB) groupCounts(ctx context.Context, runID int64, col string, f Filter
 		// without its character, model and verdict, which groupCross applies.
 		g := f
 		g.Character, g.Model, g.Verdict = "", "", ""
-		if cross, ok, err := db.textCross(ctx, runID, g); err != nil || ok {
+		if cross, _, ok, err := db.textCross(ctx, runID, g); err != nil || ok {
 			return groupCross(cross, f, col), err
 		}
 	}
@@ -371,7 +451,10 @@ func (db *DB) groupCounts(ctx context.Context, runID int64, col string, f Filter
 // ignored) per value of column "character" or "model", with the
 // verdict breakdown, sorted by value; values with no matching record are
 // absent. A filter of character, model and verdict only is answered from
-// the stored summary's Cross counts when the run has them. For the screen's side panels under a filter. ErrNotFound when the
+// the stored summary's Cross counts when the run has them. Under a text
+// search only the first SearchCountCap matching records in run order are
+// counted (SearchCapped says when more match). For the screen's side panels
+// under a filter. ErrNotFound when the
 // run does not exist; ErrInvalid for another column.
 func (db *DB) CountBy(ctx context.Context, runID int64, column string, f Filter) ([]GroupCount, error) {
 	col := map[string]string{"character": "character_id", "model": "model_id"}[column]

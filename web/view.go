@@ -185,10 +185,16 @@ type verdictCount struct {
 }
 
 type runPage struct {
-	Run         runHead
-	Filter      filterView
-	Total       int // turns matching the filter
-	RunTotal    int // turns of the run
+	Run    runHead
+	Filter filterView
+	Total  int // turns matching the filter
+	// Capped: a text search matched more than store.SearchCountCap turns;
+	// Total and every count under the filter cover the first CapN matching
+	// turns in run order (store.SearchCapped).
+	Capped      bool
+	CapN        string // the cap, written with thousands separators
+	TotalText   string // a capped Total, written with thousands separators
+	RunTotal    int    // turns of the run
 	Groups      []*groupView
 	Single      bool // one verdict or one turn: rows are paged, not previewed
 	Pager       pager
@@ -209,6 +215,9 @@ type runPage struct {
 type pager struct {
 	Page, Pages int
 	Prev, Next  string
+	// Open: the number of pages is unknown (a capped search); only Prev and
+	// Next (a keyset link) are shown.
+	Open bool
 }
 
 type groupView struct {
@@ -302,8 +311,14 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 	for _, n := range counts {
 		p.Total += n
 	}
+	if f.Q != "" {
+		if p.Capped, err = s.db.SearchCapped(ctx, id, sf); err != nil {
+			return nil, err
+		}
+		p.CapN, p.TotalText = thousands(s.db.SearchCap()), thousands(p.Total)
+	}
 	p.Single = f.Verdict != "" || f.Turn != ""
-	if last := max(1, (p.Total+pageSize-1)/pageSize); p.Single && f.Page > last {
+	if last := max(1, (p.Total+pageSize-1)/pageSize); p.Single && f.Page > last && !p.Capped {
 		// A page past the end (an old link, a hand-typed number) shows the
 		// last page rather than an empty one.
 		f.Page, f.From = last, 0
@@ -314,6 +329,7 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 		entries []store.Entry
 	}
 	var groups []shown
+	more := false // a capped search's single verdict has rows after this page
 	for _, v := range persona.Verdicts {
 		g := &groupView{Verdict: string(v), Class: verdictClass[v], Anchor: "g-" + strings.TrimPrefix(verdictClass[v], "v-"),
 			Count: counts[v], Total: p.Total, Share: share(counts[v], p.Total)}
@@ -328,6 +344,9 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 		gf.Verdict = v
 		if p.Single {
 			gf.Limit, gf.From = pageSize, f.From
+			if p.Capped {
+				gf.Limit = pageSize + 1 // the extra row says whether a next page exists
+			}
 			if f.From == 0 && f.Page > 1 {
 				seq, ok, err := s.db.SeqAt(ctx, id, gf, (f.Page-1)*pageSize)
 				if err != nil {
@@ -344,6 +363,9 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 		entries, err := s.db.Entries(ctx, id, gf)
 		if err != nil {
 			return nil, err
+		}
+		if p.Single && p.Capped && len(entries) > pageSize {
+			entries, more = entries[:pageSize], true
 		}
 		groups = append(groups, shown{g, entries})
 		if !p.Single && g.Count > len(entries) {
@@ -366,7 +388,16 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 			lastSeq = max(lastSeq, e.Seq)
 		}
 	}
-	if p.Single && !static {
+	if p.Single && !static && p.Capped {
+		// The count is a lower bound: no last page, a keyset Next link.
+		p.Pager = pager{Page: f.Page, Open: true}
+		if f.Page > 1 {
+			p.Pager.Prev = f.URL("page", strconv.Itoa(f.Page-1))
+		}
+		if more && lastSeq >= 0 {
+			p.Pager.Next = f.URL("page", strconv.Itoa(f.Page+1), "from", strconv.Itoa(lastSeq+1))
+		}
+	} else if p.Single && !static {
 		pages := max(1, (p.Total+pageSize-1)/pageSize)
 		p.Pager = pager{Page: f.Page, Pages: pages}
 		if f.Page > 1 {
@@ -392,6 +423,7 @@ func (s *Server) buildRun(ctx context.Context, d *runData, f filterView, static 
 	if p.Breakdown, err = s.breakdown(ctx, d, sum, f, static); err != nil {
 		return nil, err
 	}
+	p.Breakdown.Capped, p.Breakdown.CapN = p.Capped, p.CapN
 	if d.info.Tally.Rejected > 0 {
 		rej, err := s.db.Rejects(ctx, id)
 		if err != nil {
@@ -825,6 +857,8 @@ func models(sum store.RunSummary, stored bool) (modelsView, error) {
 // one it is the summary's. Values with no matching turn are left out.
 type breakdownView struct {
 	Filtered          bool
+	Capped            bool // the counts cover the first CapN matching turns (runPage.Capped)
+	CapN              string
 	Characters, Model []breakRow
 	MoreCharacters    int
 	MoreModels        int
@@ -874,6 +908,20 @@ func (s *Server) breakdown(ctx context.Context, d *runData, sum store.RunSummary
 	v.Characters, v.MoreCharacters = rows(chars, "character", d.characterLabel)
 	v.Model, v.MoreModels = rows(mods, "model", func(s string) string { return s })
 	return v, nil
+}
+
+// thousands writes n with a comma every three digits (10000: "10,000").
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }
 
 // formatP writes a p-value for people: three decimals, or a power of ten
