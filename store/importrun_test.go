@@ -314,18 +314,42 @@ func TestShortSearchesUseTheIndex(t *testing.T) {
 		}
 	}
 	t.Run("the index serves a two-character query on a padded run, and not 가 with its 300 trigrams", func(t *testing.T) {
-		m, none, ok, err := db.shortMatch(ctx, "먹쇠")
+		m, none, ok, err := db.shortMatch(ctx, "먹쇠", 1)
 		if err != nil || !ok || none || m != "\"먹쇠가\" OR \"먹쇠\uE000\"" {
 			t.Fatalf("shortMatch(먹쇠) = %q, %v, %v, %v", m, none, ok, err)
 		}
-		if _, _, ok, err := db.shortMatch(ctx, "가"); ok || err != nil {
+		if _, _, ok, err := db.shortMatch(ctx, "가", 1); ok || err != nil {
 			t.Fatalf("shortMatch(가): ok %v, %v", ok, err)
 		}
-		if _, none, ok, _ := db.shortMatch(ctx, "없"); !ok || !none {
+		if _, none, ok, _ := db.shortMatch(ctx, "없", 1); !ok || !none {
 			t.Fatalf("shortMatch(없): ok %v, none %v", ok, none)
 		}
-		if _, _, ok, _ := db.shortMatch(ctx, "É"); ok {
+		if _, _, ok, _ := db.shortMatch(ctx, "É", 1); ok {
 			t.Fatal("a letter the tokenizer folds beyond ASCII must read the rows")
+		}
+	})
+	t.Run("rows are read instead of the index when docs² > need × indexed rows", func(t *testing.T) {
+		var rows int
+		if err := db.sql.QueryRow("SELECT max(rowid) FROM verdict").Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			docs, need int
+			scan       bool
+		}{
+			{rows, 1, true},             // in every row, one match needed: read rows
+			{rows, rows, false},         // every row needed: equal cost, keep the index
+			{1, 1, rows < 1},            // one posting: the index unless the store is empty
+			{rows * 2, rows * 4, false}, // 2 postings a row but a count of 4 a row: the index
+		} {
+			got, err := db.shortScan(ctx, tc.docs, tc.need)
+			if err != nil || got != tc.scan {
+				t.Errorf("shortScan(%d docs, need %d) over %d rows = %v, %v; want %v", tc.docs, tc.need, rows, got, err, tc.scan)
+			}
+		}
+		// 먹쇠 is in a few rows: a count (need = the cap) uses the index.
+		if _, _, ok, _ := db.shortMatch(ctx, "먹쇠", db.SearchCap()); !ok {
+			t.Error("a count of 먹쇠 should use the index")
 		}
 	})
 }

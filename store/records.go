@@ -92,7 +92,11 @@ func (db *DB) whereOf(ctx context.Context, runID int64, f Filter) (string, []any
 		if m, ok := ftsQuery(q); ok && indexed {
 			match = m
 		} else if !ok && padded && q != "" && !strings.ContainsRune(q, 0) {
-			m, no, ok, err := db.shortMatch(ctx, q)
+			need := db.SearchCap() // the most rows a count reads (textCross)
+			if f.Limit > 0 {
+				need = f.Limit + max(f.Offset, 0) // a page reads only its own
+			}
+			m, no, ok, err := db.shortMatch(ctx, q, need)
 			if err != nil {
 				return "", nil, err
 			}

@@ -28,7 +28,10 @@ import (
 // rows of the indexed trigrams that begin with it (shortMatch, at most
 // maxShortTerms of them, listed from verdict_fts_vocab), so 먹쇠 finds
 // 먹쇠가 and a reply ending in 먹쇠 alike, checked as above. Such a query
-// with more trigrams than that (a very common syllable), a cased letter
+// with more trigrams than that, or whose trigrams are common enough that
+// reading rows is cheaper (shortScan: 다 is in nearly every row, and
+// collecting its candidates took 1 s per query at 100k turns while the rows
+// themselves fill a page at once), a cased letter
 // beyond ASCII, a run indexed before 0010, or any query on a run whose
 // index is not complete, is answered by evident_contains over the run's
 // rows (a read of the filtered rows; a page of a common syllable fills
@@ -205,6 +208,26 @@ func foldsBeyondASCII(q string) bool {
 // fills within its first rows.
 const maxShortTerms = 256
 
+// shortScan reports whether a short query whose trigrams are in docs
+// indexed rows (the sum of verdict_fts_vocab's doc counts; every run's rows)
+// is cheaper answered by reading rows in run order than through the index,
+// for a read that needs the first need matches (a page: its rows; a count:
+// SearchCountCap). The index reads its candidates first, about docs
+// postings; reading rows finds need matches in about need / share rows,
+// where share = docs / indexed rows is how common the query is. So rows win
+// when docs² > need × indexed rows. On a 100k-turn run in a 600k-row store:
+// a count of 다 (1.4M postings) or 요 (608k) reads rows, one of 등대 (50k)
+// or 숲 (10k) the index; a page of 3 reads rows for all four. The estimate
+// assumes matches spread over the store's runs: a syllable common in
+// another run only reads this run's rows to its end.
+func (db *DB) shortScan(ctx context.Context, docs, need int) (bool, error) {
+	var rows sql.NullInt64
+	if err := db.sql.QueryRowContext(ctx, "SELECT max(rowid) FROM verdict").Scan(&rows); err != nil {
+		return false, fmt.Errorf("store: search: %w", err)
+	}
+	return float64(docs)*float64(docs) > float64(max(need, 1))*float64(rows.Int64), nil
+}
+
 // shortMatch returns the FTS5 expression for a normalised query of one or
 // two characters on a padded index: the OR of the indexed trigrams that
 // begin with it, read from verdict_fts_vocab by a range of terms (every
@@ -213,32 +236,38 @@ const maxShortTerms = 256
 // trigrams, or a letter the trigram tokenizer folds other than ASCII (it
 // folds case beyond ASCII; the check folds ASCII only). none reports that
 // no indexed trigram begins with q: nothing matches.
-func (db *DB) shortMatch(ctx context.Context, q string) (m string, none, ok bool, err error) {
+func (db *DB) shortMatch(ctx context.Context, q string, need int) (m string, none, ok bool, err error) {
 	if foldsBeyondASCII(q) {
 		return "", false, false, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, "SELECT term FROM verdict_fts_vocab WHERE term >= ? AND term <= ? LIMIT ?",
+	rows, err := db.sql.QueryContext(ctx, "SELECT term, doc FROM verdict_fts_vocab WHERE term >= ? AND term <= ? LIMIT ?",
 		q, q+"\U0010FFFF\U0010FFFF", maxShortTerms+1)
 	if err != nil {
 		return "", false, false, fmt.Errorf("store: search %q: %w", q, err)
 	}
 	defer rows.Close()
 	var parts []string
+	docs := 0
 	for rows.Next() {
 		var t string
-		if err := rows.Scan(&t); err != nil {
+		var n int
+		if err := rows.Scan(&t, &n); err != nil {
 			return "", false, false, fmt.Errorf("store: search %q: %w", q, err)
 		}
 		if !strings.HasPrefix(t, q) {
 			continue
 		}
 		parts = append(parts, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+		docs += n
 	}
 	if err := rows.Err(); err != nil {
 		return "", false, false, fmt.Errorf("store: search %q: %w", q, err)
 	}
 	if len(parts) > maxShortTerms {
 		return "", false, false, nil
+	}
+	if scan, err := db.shortScan(ctx, docs, need); err != nil || scan {
+		return "", false, false, err
 	}
 	if len(parts) == 0 {
 		return "", true, true, nil
