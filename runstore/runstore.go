@@ -113,28 +113,86 @@ func (importSink) Tally(persona.Tally) error { return nil }
 // transaction. See the package doc for what a failure leaves behind: nothing.
 func Import(ctx context.Context, db *store.DB, t Tables, o Options) (Imported, error) {
 	var out Imported
-	reject := func(r persona.Reject) {
+	reject := out.rejecter(o)
+	// The rules run here only to learn which turns batch accepts; the
+	// profile does not change that.
+	st, err := startImport(ctx, db, t, o, nil, reject)
+	if err != nil {
+		return Imported{}, err
+	}
+	defer st.im.Rollback()
+	run := batch.Run{Judge: st.j, Turns: t.Turns, Workers: o.Workers, TempDir: o.TempDir}
+	tally, err := run.Do(ctx, importSink{im: st.im, reject: reject})
+	if err != nil {
+		return Imported{}, err
+	}
+	if err := out.accepted(o, tally); err != nil {
+		return Imported{}, err
+	}
+	id, err := st.im.Commit()
+	if err != nil {
+		return Imported{}, err
+	}
+	out.DatasetID, out.Turns, out.Cards, out.Lexicon = id, tally.Judged, st.cards, st.lexicon
+	return out, nil
+}
+
+// rejecter returns the reject callback of an import: it keeps each reject
+// in out.Rejects and passes it to Options.Reject.
+func (out *Imported) rejecter(o Options) func(persona.Reject) {
+	return func(r persona.Reject) {
 		out.Rejects = append(out.Rejects, r)
 		if o.Reject != nil {
 			o.Reject(r)
 		}
 	}
+}
+
+// accepted is the rejects policy once the turns were read: with
+// Options.Strict any reject fails the import, and an import with no judged
+// turn fails (RejectsError when there were rejects, else ErrEmpty).
+func (out *Imported) accepted(o Options, tally persona.Tally) error {
+	if o.Strict && len(out.Rejects) > 0 {
+		return &RejectsError{Rejects: out.Rejects}
+	}
+	if tally.Judged == 0 {
+		if len(out.Rejects) > 0 {
+			return &RejectsError{Rejects: out.Rejects}
+		}
+		return ErrEmpty
+	}
+	return nil
+}
+
+// started is an import begun by startImport: the Importer holding the
+// cards and lexicon, the judge built from them, their row counts and the
+// count of their rejected rows.
+type started struct {
+	im             *store.Importer
+	j              *persona.Judge
+	cards, lexicon int
+	tableRejects   int // rejected card and lexicon rows
+}
+
+// startImport reads the card and lexicon tables (their rejects go to
+// reject), builds the judge with profile p (nil: the seed's), begins the
+// import named Options.Name (default the turn table's name) and adds the
+// cards and lexicon to it. The caller rolls the Importer back on failure.
+func startImport(ctx context.Context, db *store.DB, t Tables, o Options, p *speech.Profile, reject func(persona.Reject)) (started, error) {
 	cards, crej, err := batch.LoadCards(t.Cards)
 	if err != nil {
-		return Imported{}, err
+		return started{}, err
 	}
 	lex, lrej, err := batch.LoadLexicon(t.Lexicon)
 	if err != nil {
-		return Imported{}, err
+		return started{}, err
 	}
 	for _, r := range append(crej, lrej...) {
 		reject(r)
 	}
-	// The rules run here only to learn which turns batch accepts; the
-	// profile does not change that.
-	j, err := persona.NewJudge(cards, lex, nil)
+	j, err := persona.NewJudge(cards, lex, p)
 	if err != nil {
-		return Imported{}, err
+		return started{}, err
 	}
 	name := o.Name
 	if name == "" {
@@ -142,39 +200,22 @@ func Import(ctx context.Context, db *store.DB, t Tables, o Options) (Imported, e
 	}
 	im, err := db.BeginImport(ctx, name)
 	if err != nil {
-		return Imported{}, err
+		return started{}, err
 	}
-	defer im.Rollback()
+	st := started{im: im, j: j, cards: len(cards), lexicon: len(lex), tableRejects: len(crej) + len(lrej)}
 	for _, c := range cards {
 		if err := im.AddCard(c); err != nil {
-			return Imported{}, err
+			im.Rollback()
+			return started{}, err
 		}
 	}
 	for _, r := range lex {
 		if err := im.AddLexicon(r); err != nil {
-			return Imported{}, err
+			im.Rollback()
+			return started{}, err
 		}
 	}
-	run := batch.Run{Judge: j, Turns: t.Turns, Workers: o.Workers, TempDir: o.TempDir}
-	tally, err := run.Do(ctx, importSink{im: im, reject: reject})
-	if err != nil {
-		return Imported{}, err
-	}
-	if o.Strict && len(out.Rejects) > 0 {
-		return Imported{}, &RejectsError{Rejects: out.Rejects}
-	}
-	if tally.Judged == 0 {
-		if len(out.Rejects) > 0 {
-			return Imported{}, &RejectsError{Rejects: out.Rejects}
-		}
-		return Imported{}, ErrEmpty
-	}
-	id, err := im.Commit()
-	if err != nil {
-		return Imported{}, err
-	}
-	out.DatasetID, out.Turns, out.Cards, out.Lexicon = id, tally.Judged, len(cards), len(lex)
-	return out, nil
+	return st, nil
 }
 
 // runSink stores a run's records and rejects in a RunWriter (and, for a
@@ -366,46 +407,13 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 		p = speech.Seed()
 	}
 	var out Result
-	reject := func(r persona.Reject) {
-		out.Rejects = append(out.Rejects, r)
-		if o.Reject != nil {
-			o.Reject(r)
-		}
-	}
-	cards, crej, err := batch.LoadCards(t.Cards)
+	reject := out.rejecter(o)
+	st, err := startImport(ctx, db, t, o, p, reject)
 	if err != nil {
 		return Result{}, err
 	}
-	lex, lrej, err := batch.LoadLexicon(t.Lexicon)
-	if err != nil {
-		return Result{}, err
-	}
-	for _, r := range append(crej, lrej...) {
-		reject(r)
-	}
-	j, err := persona.NewJudge(cards, lex, p)
-	if err != nil {
-		return Result{}, err
-	}
-	name := o.Name
-	if name == "" {
-		name = t.Turns.Name()
-	}
-	im, err := db.BeginImport(ctx, name)
-	if err != nil {
-		return Result{}, err
-	}
+	im, j := st.im, st.j
 	defer im.Rollback()
-	for _, c := range cards {
-		if err := im.AddCard(c); err != nil {
-			return Result{}, err
-		}
-	}
-	for _, r := range lex {
-		if err := im.AddLexicon(r); err != nil {
-			return Result{}, err
-		}
-	}
 	w, err := im.BeginRun(store.RunMeta{Profile: p.Name, Endings: Endings(p), PromptVersion: o.PromptVersion})
 	if err != nil {
 		return Result{}, err
@@ -431,22 +439,16 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	if o.Strict && len(out.Rejects) > 0 {
-		return Result{}, &RejectsError{Rejects: out.Rejects}
-	}
-	if tally.Judged == 0 {
-		if len(out.Rejects) > 0 {
-			return Result{}, &RejectsError{Rejects: out.Rejects}
-		}
-		return Result{}, ErrEmpty
+	if err := out.accepted(o, tally); err != nil {
+		return Result{}, err
 	}
 	turnsSum := im.TurnsFingerprint()
 	id, err := im.Commit()
 	if err != nil {
 		return Result{}, err
 	}
-	out.DatasetID, out.Turns, out.Cards, out.Lexicon = id, tally.Judged, len(cards), len(lex)
-	tally.Rejected += len(crej) + len(lrej)
+	out.DatasetID, out.Turns, out.Cards, out.Lexicon = id, tally.Judged, st.cards, st.lexicon
+	tally.Rejected += st.tableRejects
 	info, err := commitImportedRun(ctx, db, id, w, turnsSum, tally)
 	if err != nil {
 		return Result{Imported: out.Imported}, fmt.Errorf("dataset %d was imported but not judged: %w", id, err)
