@@ -22,10 +22,6 @@ type runData struct {
 	dataset *store.DatasetInfo
 	cards   map[string]persona.Card
 
-	// turns is always nil on a cached run: replyOf (view.go) reads it,
-	// and review.go passes it a runData holding one page's turns.
-	turns map[string]*persona.Turn
-
 	reviewMu sync.Mutex
 	review   *review // the review queues, read or computed on first use (reviewOf)
 }

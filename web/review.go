@@ -557,11 +557,11 @@ func (s *Server) turnLink(d *runData, turnID string) string {
 // turns, looked up by turn_id (store.EntriesByTurnID, pageTurns).
 type queuePage struct {
 	recs  map[string]*persona.Record
-	turns *runData // holds only the page's turns, for replyOf
+	turns map[string]persona.Turn // the page's turns, by turn_id
 }
 
 func (s *Server) lookupPage(ctx context.Context, d *runData, ids []string) (queuePage, error) {
-	pg := queuePage{recs: map[string]*persona.Record{}, turns: &runData{turns: map[string]*persona.Turn{}}}
+	pg := queuePage{recs: map[string]*persona.Record{}}
 	var list []*persona.Record
 	for len(ids) > 0 {
 		n := min(len(ids), store.MaxLookup)
@@ -575,19 +575,23 @@ func (s *Server) lookupPage(ctx context.Context, d *runData, ids []string) (queu
 		}
 		ids = ids[n:]
 	}
-	turns, err := s.pageTurns(ctx, d, list)
-	if err != nil {
-		return pg, err
-	}
-	for k := range turns {
-		t := turns[k]
-		pg.turns.turns[k] = &t
-	}
-	return pg, nil
+	var err error
+	pg.turns, err = s.pageTurns(ctx, d, list)
+	return pg, err
 }
 
-// reply is the record's reply_text as the page shows it (replyOf).
-func (pg queuePage) reply(rec *persona.Record) (string, bool) { return replyOf(pg.turns, rec) }
+// reply is the record's reply_text: from the stored dataset's turn, else
+// the reply the record's evidence cites for its own turn
+// (persona.Record.JudgedReply).
+func (pg queuePage) reply(rec *persona.Record) (string, bool) {
+	if t, ok := pg.turns[rec.TurnID]; ok {
+		if t.ReplyText == nil {
+			return "", false
+		}
+		return *t.ReplyText, true
+	}
+	return rec.JudgedReply()
+}
 
 func (s *Server) forbiddenQueue(ctx context.Context, d *runData, rv *review, byKey map[string]*decisionView) (*forbiddenView, error) {
 	v := &forbiddenView{Total: rv.q.Forbidden.Total}

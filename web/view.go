@@ -627,18 +627,6 @@ func (s *Server) row(d *runData, lk pageLookups, e store.Entry, f filterView, st
 	return v
 }
 
-// replyOf is the turn's reply_text: from the stored dataset, else the reply
-// the record's evidence cites for its own turn (persona.Record.JudgedReply).
-// For a fully loaded run (review.go).
-func replyOf(d *runData, r *persona.Record) (string, bool) {
-	if t := d.turns[r.TurnID]; t != nil {
-		if t.ReplyText == nil {
-			return "", false
-		}
-		return *t.ReplyText, true
-	}
-	return r.JudgedReply()
-}
 
 // cell renders an evidence value as written; null is flagged.
 func cell(v any) (string, bool) {
