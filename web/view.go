@@ -627,7 +627,6 @@ func (s *Server) row(d *runData, lk pageLookups, e store.Entry, f filterView, st
 	return v
 }
 
-
 // cell renders an evidence value as written; null is flagged.
 func cell(v any) (string, bool) {
 	switch x := v.(type) {
