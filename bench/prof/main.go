@@ -3,7 +3,11 @@
 // time and memory:
 //
 //	go run ./bench/prof -turns T -cards C -lexicon L [-out F] [-workers N] \
-//		[-cpuprofile cpu.out] [-heapprofile heap.out]
+//		[-cpuprofile cpu.out] [-heapprofile heap.out] [-db store.db]
+//
+// With -db it runs `evident judge --db` instead (runstore.JudgeToStoreWith
+// into a fresh store file: import, judge, search index, summary), to see
+// where the store's writes go; -out and -heapprofile are then unused.
 //
 // The heap profile is written when the first records reach the output, that
 // is after pass 1 has built its index and before pass 2 has finished: its
@@ -19,9 +23,12 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"time"
 
 	"evident/persona/batch"
 	"evident/persona/ingest"
+	"evident/runstore"
+	"evident/store"
 )
 
 func main() {
@@ -32,7 +39,15 @@ func main() {
 	workers := flag.Int("workers", 0, "workers (0 = GOMAXPROCS)")
 	cpu := flag.String("cpuprofile", "", "write a CPU profile here")
 	heap := flag.String("heapprofile", "", "write a heap profile here at the start of pass 2")
+	dbPath := flag.String("db", "", "judge into this new store file (evident judge --db)")
 	flag.Parse()
+	if *dbPath != "" {
+		if err := runDB(*turns, *cards, *lexicon, *dbPath, *workers, *cpu); err != nil {
+			fmt.Fprintln(os.Stderr, "prof:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*turns, *cards, *lexicon, *out, *workers, *cpu, *heap); err != nil {
 		fmt.Fprintln(os.Stderr, "prof:", err)
 		os.Exit(1)
@@ -82,6 +97,45 @@ func run(turnsPath, cardsPath, lexiconPath, outPath string, workers int, cpuPath
 		return err
 	}
 	fmt.Fprintln(os.Stderr, tally)
+	return nil
+}
+
+// runDB is evident judge --db into a new store file at dbPath, profiled.
+func runDB(turnsPath, cardsPath, lexiconPath, dbPath string, workers int, cpuPath string) error {
+	if _, err := os.Stat(dbPath); err == nil {
+		return fmt.Errorf("%s exists; -db wants a new store file", dbPath)
+	}
+	var ins [3]ingest.Source
+	for i, p := range []string{turnsPath, cardsPath, lexiconPath} {
+		in, err := ingest.File(p)
+		if err != nil {
+			return err
+		}
+		ins[i] = in
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if cpuPath != "" {
+		f, err := os.Create(cpuPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start := time.Now()
+	id, tally, err := runstore.JudgeToStoreWith(ctx, db, runstore.Tables{Turns: ins[0], Cards: ins[1], Lexicon: ins[2]}, runstore.Options{Workers: workers})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "run %d: %v in %.1f s\n", id, tally, time.Since(start).Seconds())
 	return nil
 }
 

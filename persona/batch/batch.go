@@ -790,11 +790,11 @@ func prepare(cards, lexicon ingest.Source, profile *speech.Profile) (Prepared, e
 // chunk's size, not per chunk (growing them was 7 % of a 1M-turn run's CPU).
 var outBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// encodeRecord appends rec and its '\n' to *out: appendRecord, or
+// encodeRecord appends rec and its '\n' to *out: persona.AppendRecord, or
 // recordJSON for a record it cannot write (an evidence value of another
 // type; never from the rules).
 func encodeRecord(out *[]byte, rec *persona.Record) error {
-	if b, ok := appendRecord(*out, rec); ok {
+	if b, ok := persona.AppendRecord(*out, rec); ok {
 		*out = b
 		return nil
 	}

@@ -18,7 +18,7 @@ func recordJSONBytes(t testing.TB, rec *persona.Record) []byte {
 	return b.Bytes()
 }
 
-// TestAppendRecordBytes: appendRecord writes the bytes json-iterator wrote,
+// TestAppendRecordBytes: persona.AppendRecord writes the bytes json-iterator wrote,
 // for the seed's records and for records full of awkward text.
 func TestAppendRecordBytes(t *testing.T) {
 	dir := "../testdata/seed"
@@ -66,12 +66,12 @@ func TestAppendRecordBytes(t *testing.T) {
 	}
 	for i := range recs {
 		want := recordJSONBytes(t, &recs[i])
-		got, ok := appendRecord([]byte("prefix"), &recs[i])
+		got, ok := persona.AppendRecord([]byte("prefix"), &recs[i])
 		if !ok {
-			t.Fatalf("record %d: appendRecord declined it", i)
+			t.Fatalf("record %d: persona.AppendRecord declined it", i)
 		}
 		if !bytes.Equal(got[len("prefix"):], want) || string(got[:len("prefix")]) != "prefix" {
-			t.Fatalf("record %d:\nappendRecord  %s\njson-iterator %s", i, got, want)
+			t.Fatalf("record %d:\npersona.AppendRecord %s\njson-iterator %s", i, got, want)
 		}
 	}
 }
@@ -80,9 +80,9 @@ func TestAppendRecordBytes(t *testing.T) {
 // never writes is left to json-iterator, through encodeRecord.
 func TestAppendRecordDeclinesOtherValues(t *testing.T) {
 	rec := persona.Record{TurnID: "t", Evidence: []persona.Evidence{{Field: "f", Value: 1.5}}}
-	got, ok := appendRecord([]byte("x"), &rec)
+	got, ok := persona.AppendRecord([]byte("x"), &rec)
 	if ok || string(got) != "x" {
-		t.Fatalf("appendRecord = %q, %v; want it to decline and leave the buffer as it was", got, ok)
+		t.Fatalf("persona.AppendRecord = %q, %v; want it to decline and leave the buffer as it was", got, ok)
 	}
 	var out []byte
 	if err := encodeRecord(&out, &rec); err != nil {
@@ -90,5 +90,24 @@ func TestAppendRecordDeclinesOtherValues(t *testing.T) {
 	}
 	if want := recordJSONBytes(t, &rec); !bytes.Equal(out, want) {
 		t.Fatalf("encodeRecord = %s, want %s", out, want)
+	}
+}
+
+// TestAppendRecordDeclinesInvalidUTF8: a string that is not UTF-8 (a record
+// built outside the readers, which check every cell) is declined wherever
+// it sits, so a caller's reflection encoder decides what to write (the
+// store's encoding/json replaces such bytes with U+FFFD).
+func TestAppendRecordDeclinesInvalidUTF8(t *testing.T) {
+	bad := "a\xffb"
+	for name, rec := range map[string]persona.Record{
+		"summary":          {TurnID: "t", Summary: bad},
+		"hedge":            {TurnID: "t", Hedge: &bad},
+		"off-canon name":   {TurnID: "t", OffCanonEntities: []string{"ok", bad}},
+		"evidence value":   {TurnID: "t", Evidence: []persona.Evidence{{Field: "f", Value: bad}}},
+		"evidence *string": {TurnID: "t", Evidence: []persona.Evidence{{Field: "f", Value: &bad}}},
+	} {
+		if got, ok := persona.AppendRecord([]byte("x"), &rec); ok || string(got) != "x" {
+			t.Errorf("%s: persona.AppendRecord = %q, %v; want it to decline", name, got, ok)
+		}
 	}
 }

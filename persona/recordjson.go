@@ -1,23 +1,29 @@
-package batch
+package persona
 
 import (
 	"strconv"
-
-	"evident/persona"
+	"unicode/utf8"
 )
 
-// appendRecord appends rec as one JSON Lines record (with its '\n') to b, in
-// exactly the bytes recordJSON (json-iterator: encoding/json's bytes with
-// SetEscapeHTML(false), except that U+2028 and U+2029 stay unescaped, see
-// TestRecordBytes) writes, so the output did not change (issue 18: output
-// byte-identical). ok is false, and b unchanged, when an evidence value has a
-// type the judge never writes (the caller then uses recordJSON).
+// AppendRecord appends rec as one JSON Lines record of the output (spec
+// persona.md "Output"; with its '\n') to b and returns the extended slice, in
+// exactly the bytes persona/batch has always written (json-iterator:
+// encoding/json's bytes with SetEscapeHTML(false), except that U+2028 and
+// U+2029 stay unescaped; persona/batch's TestRecordBytes), so every writer of
+// records (the batch output, the store, the live API, the Kafka consumer)
+// writes the same bytes. ok is false, and b is returned unchanged, when an
+// evidence value has a type the judge never writes or a string is not valid
+// UTF-8 (never from the rules, whose readers check every cell): the caller
+// then falls back to a reflection encoder, which replaces such bytes.
 //
-// Why: json-iterator reaches each field through reflection-built encoders
-// and an interface call per field and per evidence value, about 11 % of a
-// run's CPU; appending straight into the chunk's reused buffer costs a
-// fraction of that (BenchmarkEncodeRecord) and allocates nothing.
-func appendRecord(b []byte, rec *persona.Record) ([]byte, bool) {
+// Why: a reflection encoder reaches each field through an interface call
+// per field and per evidence value, about 11 % of a batch run's CPU (issue
+// 18); appending straight into a reused buffer costs a fraction of that
+// (persona/batch's BenchmarkEncodeRecord) and allocates nothing.
+func AppendRecord(b []byte, rec *Record) ([]byte, bool) {
+	if !validRecordText(rec) {
+		return b, false
+	}
 	start := len(b)
 	b = append(b, `{"turn_id":`...)
 	b = appendJSONString(b, rec.TurnID)
@@ -77,8 +83,45 @@ func appendRecord(b []byte, rec *persona.Record) ([]byte, bool) {
 	return append(b, "}\n"...), true
 }
 
+// validRecordText reports whether every string AppendRecord copies into its
+// output is valid UTF-8 (appendJSONString copies bytes as they are).
+func validRecordText(rec *Record) bool {
+	for _, s := range [...]string{rec.TurnID, rec.SessionID, rec.CharacterID, rec.ModelID, string(rec.Verdict), rec.Summary} {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	for _, p := range [...]*string{rec.RuleExpected, rec.RuleObserved, rec.TouchedTerm, rec.TouchedTopic, rec.RecallTarget, rec.RecallSourceTurn, rec.Hedge} {
+		if p != nil && !utf8.ValidString(*p) {
+			return false
+		}
+	}
+	for _, s := range rec.OffCanonEntities {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	for i := range rec.Evidence {
+		e := &rec.Evidence[i]
+		if !utf8.ValidString(string(e.Source)) || !utf8.ValidString(e.Field) || !utf8.ValidString(string(e.Agg)) {
+			return false
+		}
+		switch v := e.Value.(type) {
+		case string:
+			if !utf8.ValidString(v) {
+				return false
+			}
+		case *string:
+			if v != nil && !utf8.ValidString(*v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // appendEvidenceValue writes the evidence value types the judge uses
-// (persona.Evidence: a string, a bool, nil, an int; a *string for callers
+// (Evidence: a string, a bool, nil, an int; a *string for callers
 // that cite a cell by pointer).
 func appendEvidenceValue(b []byte, v any) ([]byte, bool) {
 	switch v := v.(type) {
@@ -123,7 +166,7 @@ const lowerHex = "0123456789abcdef"
 // without HTML escaping: '"' and '\\' get a backslash, \n \r \t their short
 // escapes, any other byte below 0x20 \u00XX; every other byte, non-ASCII
 // included, is copied (the judge's strings are valid UTF-8: the readers
-// check every cell).
+// check every cell; AppendRecord checks first).
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
