@@ -27,37 +27,9 @@ var ErrNotReviewable = fmt.Errorf("%w: review needs it", ErrNoDataset)
 // decision keeps it out. When the card had to change it is updated
 // (store.UpdateCard) and the dataset is judged again with the run's profile
 // into a new run, which is returned with true; otherwise run comes back
-// unchanged with false.
+// unchanged with false. It is Apply of that one change.
 func ApplyCanon(ctx context.Context, db *store.DB, run store.RunInfo, characterID, name string, o Options) (store.RunInfo, bool, error) {
-	if run.DatasetID == 0 {
-		return run, false, ErrNotReviewable
-	}
-	want, err := active(ctx, db, store.QueueOffCanon, review.OffCanonKey(characterID, name))
-	if err != nil {
-		return run, false, err
-	}
-	cards, err := db.Cards(ctx, run.DatasetID)
-	if err != nil {
-		return run, false, err
-	}
-	i := slices.IndexFunc(cards, func(c persona.Card) bool { return c.CharacterID == characterID })
-	if i < 0 {
-		return run, false, fmt.Errorf("%w: card %q in dataset %d", store.ErrNotFound, characterID, run.DatasetID)
-	}
-	card := cards[i]
-	has := slices.Contains(card.CanonEntities, name)
-	switch {
-	case want == review.CanonAdd && !has:
-		card.CanonEntities = append(slices.Clip(card.CanonEntities), name)
-	case want != review.CanonAdd && has:
-		card.CanonEntities = slices.DeleteFunc(slices.Clone(card.CanonEntities), func(n string) bool { return n == name })
-	default:
-		return run, false, nil
-	}
-	if err := db.UpdateCard(ctx, run.DatasetID, card); err != nil {
-		return run, false, err
-	}
-	return rejudge(ctx, db, run, nil, o)
+	return Apply(ctx, db, run, Plan{Changes: []Change{{Queue: store.QueueOffCanon, CharacterID: characterID, Name: name}}}, o)
 }
 
 // ApplyEnding judges the run's dataset again when the run's profile
@@ -68,30 +40,154 @@ func ApplyCanon(ctx context.Context, db *store.DB, run store.RunInfo, characterI
 // ending when it is no longer wanted, then ReviewedProfile of that (every
 // accepted ending added, as import and judge --db do), stored on the new run
 // as RunMeta.Endings. It returns the new run and true, or run and false when
-// the profile did not change.
+// the profile did not change. It is Apply of that one change.
 func ApplyEnding(ctx context.Context, db *store.DB, run store.RunInfo, ending string, o Options) (store.RunInfo, bool, error) {
-	if run.DatasetID == 0 {
-		return run, false, ErrNotReviewable
-	}
-	want, err := active(ctx, db, store.QueueEnding, ending)
+	return Apply(ctx, db, run, Plan{Changes: []Change{{Queue: store.QueueEnding, Ending: ending}}}, o)
+}
+
+// Change names one review decision whose consequence a re-judge applies
+// (package doc, "Review queues"): an off-canon name (Queue
+// store.QueueOffCanon with CharacterID and Name) or an ending (Queue
+// store.QueueEnding with Ending). What it asks for is read from the active
+// decision for its key when the plan is applied, not stored in the Change,
+// so a plan applied late does what the store says then.
+type Change struct {
+	Queue             store.Queue
+	CharacterID, Name string
+	Ending            string
+}
+
+// Plan is what one re-judge of a run applies: its Changes, in the order
+// decided (several decisions made while a re-judge of the run was running
+// are applied together, web's background jobs). Always judges again even
+// when the cards and the profile already agree with the decisions: a retry
+// after a failed re-judge, whose card update may have landed before the
+// judging failed.
+type Plan struct {
+	Changes []Change
+	Always  bool
+}
+
+// Apply makes the run's dataset and profile agree with the active decision
+// of every change of the plan, then judges the dataset again into one new
+// run: each off-canon change as ApplyCanon describes (cards updated with
+// store.UpdateCard before judging, so they stay updated when the judging
+// fails), each ending change as ApplyEnding describes. With ending changes
+// the new run's profile is the run's without the endings no longer wanted,
+// then ReviewedProfile of that; without any, or when that profile reads as
+// the run's, it is the run's own (ProfileOf). It returns the new run and
+// true, or run and false when nothing changed and the plan is not Always.
+// Errors: ErrNotReviewable for a run without a dataset, store.ErrNotFound for
+// a character the dataset has no card for, store.ErrInvalid for a change of
+// another queue; a failed judging is wrapped with "the decision is stored but
+// judging again failed".
+func Apply(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan, o Options) (store.RunInfo, bool, error) {
+	pr, err := prepare(ctx, db, run, plan)
 	if err != nil {
 		return run, false, err
+	}
+	if !pr.changed && !plan.Always {
+		return run, false, nil
+	}
+	for _, c := range pr.cards {
+		if err := db.UpdateCard(ctx, run.DatasetID, c); err != nil {
+			return run, false, err
+		}
+	}
+	return rejudge(ctx, db, run, pr.profile, o)
+}
+
+// Pending reports whether Apply of the plan would judge again now: some
+// card or the profile disagrees with the active decisions, or the plan is
+// Always. It only reads the store (the screen asks it in the request, before
+// deciding whether a background re-judge is needed). Errors are Apply's
+// before judging.
+func Pending(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan) (bool, error) {
+	pr, err := prepare(ctx, db, run, plan)
+	return err == nil && (pr.changed || plan.Always), err
+}
+
+// prepared is what a plan changes: the cards to update, the profile to judge
+// with (nil: the run's own) and whether anything changed.
+type prepared struct {
+	cards   []persona.Card
+	profile *speech.Profile
+	changed bool
+}
+
+// prepare reads the active decisions of the plan's changes and computes the
+// cards and profile that agree with them; it writes nothing.
+func prepare(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan) (prepared, error) {
+	var out prepared
+	if run.DatasetID == 0 {
+		return out, ErrNotReviewable
+	}
+	var cards []persona.Card
+	touched := map[int]bool{}
+	var endings []string
+	for _, ch := range plan.Changes {
+		switch ch.Queue {
+		case store.QueueOffCanon:
+			want, err := active(ctx, db, store.QueueOffCanon, review.OffCanonKey(ch.CharacterID, ch.Name))
+			if err != nil {
+				return out, err
+			}
+			if cards == nil {
+				if cards, err = db.Cards(ctx, run.DatasetID); err != nil {
+					return out, err
+				}
+			}
+			i := slices.IndexFunc(cards, func(c persona.Card) bool { return c.CharacterID == ch.CharacterID })
+			if i < 0 {
+				return out, fmt.Errorf("%w: card %q in dataset %d", store.ErrNotFound, ch.CharacterID, run.DatasetID)
+			}
+			card := &cards[i]
+			has := slices.Contains(card.CanonEntities, ch.Name)
+			switch {
+			case want == review.CanonAdd && !has:
+				card.CanonEntities = append(slices.Clip(card.CanonEntities), ch.Name)
+			case want != review.CanonAdd && has:
+				card.CanonEntities = slices.DeleteFunc(slices.Clone(card.CanonEntities), func(n string) bool { return n == ch.Name })
+			default:
+				continue
+			}
+			touched[i] = true
+		case store.QueueEnding:
+			endings = append(endings, ch.Ending)
+		default:
+			return out, fmt.Errorf("%w: a %q decision changes no judgement", store.ErrInvalid, ch.Queue)
+		}
+	}
+	for i := range cards {
+		if touched[i] {
+			out.cards = append(out.cards, cards[i])
+		}
+	}
+	out.changed = len(out.cards) > 0
+	if len(endings) == 0 {
+		return out, nil
 	}
 	old, err := ProfileOf(run)
 	if err != nil {
-		return run, false, err
+		return out, err
 	}
 	p := old
-	if want != review.EndingAdd && review.HasEnding(p, ending) {
-		p = (&speech.Profile{Name: p.Name}).With(slices.DeleteFunc(slices.Clone(p.Endings), func(e string) bool { return e == ending }), p.Exceptions)
+	for _, e := range endings {
+		want, err := active(ctx, db, store.QueueEnding, e)
+		if err != nil {
+			return out, err
+		}
+		if want != review.EndingAdd && review.HasEnding(p, e) {
+			p = (&speech.Profile{Name: p.Name}).With(slices.DeleteFunc(slices.Clone(p.Endings), func(x string) bool { return x == e }), p.Exceptions)
+		}
 	}
 	if p, err = ReviewedProfile(ctx, db, p); err != nil {
-		return run, false, err
+		return out, err
 	}
-	if slices.Equal(Endings(p), Endings(old)) {
-		return run, false, nil
+	if !slices.Equal(Endings(p), Endings(old)) {
+		out.profile, out.changed = p, true
 	}
-	return rejudge(ctx, db, run, p, o)
+	return out, nil
 }
 
 // ReviewedProfile is base with every ending of an active "add" decision of
