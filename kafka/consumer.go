@@ -55,10 +55,10 @@
 //     produce or commit does: Run returns the error, and the records are
 //     replayed by whichever consumer gets the partition next.
 //   - State is kept the way Kafka Streams keeps a state store: a local
-//     SQLite file per assigned input partition (Config.StateDir) holds every
-//     session's live state and the digest of every judged turn (with its
-//     record until committed), and an LRU of Config.CacheSessions decoded
-//     states sits in front of it. Memory is flat in the number of sessions
+//     SQLite file per assigned input partition (Config.StateDir) holds, in
+//     one row per session, its live state and the turn_id and digest of
+//     every judged turn, and an LRU of Config.CacheSessions decoded states
+//     sits in front of it. Memory is flat in the number of sessions
 //     beyond the cache: a state not cached is read from the file, a turn's
 //     digest is looked up in it. The file is written after each poll's state
 //     records are produced, with the changelog offset after them; on
@@ -69,6 +69,13 @@
 //     every turn digest, the records not yet committed), read from the local
 //     store when the session is written; it grows with the turns of a
 //     session, never with the number of sessions.
+//   - The partitions of one poll are judged in parallel, up to GOMAXPROCS
+//     at a time (a session lives in one partition, and each partition has its
+//     own local store); within a partition, records are judged in offset
+//     order. The poll's records are still produced, and committed, together,
+//     verdicts before states.
+//   - Produced records are flushed at once (kgo.Client.Flush), not left to
+//     the producer's linger: the poll waits for their acknowledgements.
 //   - A member that is not the partition's owner any more but still writes
 //     (a zombie) can leave a local store out of step with the changelog until
 //     the file is removed; the group's fencing of commits is not extended to
@@ -76,15 +83,21 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"os"
+	"runtime"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -402,11 +415,12 @@ func (c *Consumer) restore(ctx context.Context, cl *kgo.Client, parts []int32) (
 					c.cfg.Log.Printf("kafka: %s partition %d offset %d: state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
 					continue
 				}
-				w := localWrite{session: string(r.Key), live: lb, replace: true, turns: make([]localTurn, 0, len(st.Turns))}
-				for id, d := range st.Turns {
-					w.turns = append(w.turns, localTurn{id: id, digest: d})
+				turns, err := turnListOf(st.Turns)
+				if err != nil {
+					c.cfg.Log.Printf("kafka: %s partition %d offset %d: state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
+					continue
 				}
-				ws = append(ws, w)
+				ws = append(ws, localWrite{session: string(r.Key), live: lb, turns: turns})
 			}
 			last := fp.Records[n-1].Offset
 			if werr = out[fp.Partition].write(ctx, ws, last+1); werr != nil {
@@ -497,20 +511,70 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 }
 
+// turnListOf is the turn list (localStore's encoding) of a changelog
+// state's turns, turn_id → hex digest, in turn_id order. The error names a
+// digest that is not 64 hex digits.
+func turnListOf(turns map[string]string) ([]byte, error) {
+	ids := slices.Sorted(maps.Keys(turns))
+	b := make([]byte, 0, len(ids)*(digestLen+24))
+	for _, id := range ids {
+		d, err := decodeDigest(turns[id])
+		if err != nil {
+			return nil, fmt.Errorf("turn %q: %w", id, err)
+		}
+		b = appendTurn(b, id, &d)
+	}
+	return b, nil
+}
+
+// partPoll is one input partition's share of a poll: its records, in
+// order, and what judging them gives. The partitions of a poll are judged in
+// parallel (each has its own local store, and a session lives in one
+// partition), each partPoll by one goroutine.
+type partPoll struct {
+	part     int32
+	ls       *localStore
+	recs     []*kgo.Record
+	sessions map[string]*pollSession // by session_id
+	order    []string                // session_ids, in the order first touched
+	enc      recordEncoder           // the partition's verdict records
+	outs     []*kgo.Record           // verdicts and dead letters, in input order
+	states   []*kgo.Record           // one changelog record per session that judged a turn
+	writes   []localWrite            // the local store's rows, with states
+}
+
 // pollSession is one session touched by the poll being handled.
 type pollSession struct {
 	live   *live.State
-	stored bool           // the local store has the session (so maybe turns of it)
+	stored bool           // the local store has the session
+	old    []byte         // its stored turn list (before this poll)
+	oldAt  map[string]int // turn_id → offset of its digest in old; built on first lookup
 	turns  []localTurn    // judged in this poll, in order
 	index  map[string]int // turn_id → position in turns
 }
 
-// poll is what one poll's handling keeps: the sessions it touched, in the
-// order first touched. It is bounded by Config.MaxPollRecords.
-type poll struct {
-	sessions map[stateKey]*pollSession
-	order    []stateKey
-	out      recordEncoder // the poll's verdict records
+// localTurn is one turn judged in the poll being handled: its turn_id,
+// digest and record (a slice of its partPoll's encoder buffer).
+type localTurn struct {
+	id     string
+	digest [digestLen]byte
+	record []byte
+}
+
+// storedDigest looks turnID up in the session's stored turn list.
+func (ps *pollSession) storedDigest(turnID string) ([]byte, bool) {
+	if len(ps.old) == 0 {
+		return nil, false
+	}
+	if ps.oldAt == nil {
+		ps.oldAt = map[string]int{}
+		eachTurn(ps.old, func(id []byte, at int) { ps.oldAt[string(id)] = at }) // checked when read
+	}
+	at, ok := ps.oldAt[turnID]
+	if !ok {
+		return nil, false
+	}
+	return ps.old[at : at+digestLen], true
 }
 
 // handle judges one poll's records, produces what they give, flushes, writes
@@ -518,65 +582,28 @@ type poll struct {
 func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 	defer func() {
 		if err != nil { // states judged in place may be cached but not stored
-			c.mu.Lock()
 			c.cache.clear()
-			c.mu.Unlock()
 		}
 	}()
-	p := &poll{sessions: map[stateKey]*pollSession{}}
-	var outs, states []*kgo.Record
-	var keys []stateKey
-	var lives [][]byte
 	c.mu.Lock()
-	for _, r := range recs {
-		o, err := c.judge(ctx, p, r)
-		if err != nil {
-			c.mu.Unlock()
-			return err
-		}
-		outs = append(outs, o...)
-	}
-	// The state of every session that judged a turn, as of this poll: its
-	// live state, the digests of all its turns, the records not committed.
-	for _, k := range p.order {
-		ps := p.sessions[k]
-		if len(ps.turns) == 0 {
-			continue
-		}
-		turns := make(map[string]string, len(ps.turns))
-		for _, t := range ps.turns {
-			turns[t.id] = t.digest
-		}
-		if ps.stored {
-			if err := c.stores[k.part].turns(ctx, k.session, turns); err != nil {
-				c.mu.Unlock()
-				return err
-			}
-		}
-		lb, err := json.Marshal(ps.live)
-		if err != nil {
-			c.mu.Unlock()
-			return fmt.Errorf("kafka: encode state of session %q: %w", k.session, err)
-		}
-		tb, err := json.Marshal(turns)
-		if err != nil {
-			c.mu.Unlock()
-			return fmt.Errorf("kafka: encode state of session %q: %w", k.session, err)
-		}
-		// sessionState's JSON, the live state encoded once for both stores.
-		v := make([]byte, 0, len(lb)+len(tb)+20)
-		v = append(append(append(append(append(v, `{"live":`...), lb...), `,"turns":`...), tb...), '}')
-		states = append(states, &kgo.Record{Topic: c.cfg.StateTopic, Partition: k.part, Key: []byte(k.session), Value: v})
-		lives = append(lives, lb)
-		keys = append(keys, k)
+	pps, err := c.split(recs)
+	if err == nil {
+		err = each(pps, func(pp *partPoll) error { return c.judgePart(ctx, pp) })
 	}
 	c.mu.Unlock()
-
+	if err != nil {
+		return err
+	}
 	if c.crashAt("judged") {
 		return ErrCrashed
 	}
 	// Verdicts and dead letters first, then the state: a crash between the
 	// two leaves the old state, and the replay judges the same again.
+	var outs, states []*kgo.Record
+	for _, pp := range pps {
+		outs = append(outs, pp.outs...)
+		states = append(states, pp.states...)
+	}
 	if err := c.produce(ctx, outs); err != nil {
 		return err
 	}
@@ -590,45 +617,158 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 	// changelog offset after them (a crash before this leaves a store behind
 	// the changelog, caught up at the next assignment).
 	c.mu.Lock()
-	byPart := map[int32][]localWrite{}
-	next := map[int32]int64{}
-	for i, k := range keys {
-		ps := p.sessions[k]
-		byPart[k.part] = append(byPart[k.part], localWrite{session: k.session, live: lives[i], turns: ps.turns})
-		if o := states[i].Offset + 1; o > next[k.part] {
-			next[k.part] = o
+	err = each(pps, func(pp *partPoll) error {
+		if len(pp.states) == 0 {
+			return nil
 		}
-	}
-	for part, ws := range byPart {
-		if err := c.stores[part].write(ctx, ws, next[part]); err != nil {
-			c.mu.Unlock()
-			return err
+		if c.stores[pp.part] != pp.ls {
+			return fmt.Errorf("kafka: %s partition %d was revoked while its poll was handled", c.cfg.Topic, pp.part)
 		}
-	}
+		next := int64(0)
+		for _, r := range pp.states {
+			next = max(next, r.Offset+1)
+		}
+		return pp.ls.write(ctx, pp.writes, next)
+	})
 	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if c.crashAt("state") {
 		return ErrCrashed
 	}
 	if err := c.cl.CommitRecords(ctx, recs...); err != nil {
 		return fmt.Errorf("kafka: commit: %w", err)
 	}
-	c.mu.Lock()
-	for _, k := range p.order {
-		if ps := p.sessions[k]; ps.stored || len(ps.turns) > 0 {
-			c.cache.put(k, ps.live)
+	for _, pp := range pps {
+		for _, id := range pp.order {
+			if ps := pp.sessions[id]; ps.stored || len(ps.turns) > 0 {
+				c.cache.put(stateKey{pp.part, id}, ps.live)
+			}
 		}
 	}
-	c.mu.Unlock()
 	if c.cfg.onCommit != nil {
 		c.cfg.onCommit(recs)
 	}
 	return nil
 }
 
+// split groups a poll's records by input partition, in order (c.mu held).
+// The error names a partition without a local store (its restore failed).
+func (c *Consumer) split(recs []*kgo.Record) ([]*partPoll, error) {
+	var pps []*partPoll
+	for _, r := range recs {
+		var pp *partPoll
+		for _, q := range pps { // a poll holds few partitions
+			if q.part == r.Partition {
+				pp = q
+				break
+			}
+		}
+		if pp == nil {
+			ls := c.stores[r.Partition]
+			if ls == nil {
+				return nil, fmt.Errorf("kafka: %s partition %d has no local state store (its restore failed)", r.Topic, r.Partition)
+			}
+			pp = &partPoll{part: r.Partition, ls: ls, sessions: map[string]*pollSession{}}
+			pps = append(pps, pp)
+		}
+		pp.recs = append(pp.recs, r)
+	}
+	return pps, nil
+}
+
+// each runs f on every partPoll, up to GOMAXPROCS at a time, and returns the
+// first error (by position).
+func each(pps []*partPoll, f func(*partPoll) error) error {
+	if len(pps) == 1 {
+		return f(pps[0])
+	}
+	errs := make([]error, len(pps))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(pps), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(pps); i = int(next.Add(1) - 1) {
+				errs[i] = f(pps[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// judgePart judges the records of one partition's share of a poll, then
+// builds the changelog record and local store row of every session that
+// judged a turn: its live state, the digests of all its turns.
+func (c *Consumer) judgePart(ctx context.Context, pp *partPoll) error {
+	for _, r := range pp.recs {
+		o, err := c.judge(ctx, pp, r)
+		if err != nil {
+			return err
+		}
+		pp.outs = append(pp.outs, o...)
+	}
+	for _, id := range pp.order {
+		ps := pp.sessions[id]
+		if len(ps.turns) == 0 {
+			continue
+		}
+		lb, err := json.Marshal(ps.live)
+		if err != nil {
+			return fmt.Errorf("kafka: encode state of session %q: %w", id, err)
+		}
+		list := make([]byte, len(ps.old), len(ps.old)+len(ps.turns)*(digestLen+24))
+		copy(list, ps.old)
+		for i := range ps.turns {
+			list = appendTurn(list, ps.turns[i].id, &ps.turns[i].digest)
+		}
+		pp.states = append(pp.states, &kgo.Record{Topic: c.cfg.StateTopic, Partition: pp.part, Key: []byte(id), Value: appendState(nil, lb, list)})
+		pp.writes = append(pp.writes, localWrite{session: id, live: lb, turns: list})
+	}
+	return nil
+}
+
+// appendState appends the changelog value of a session, sessionState's JSON
+// ({"live":…,"turns":{turn_id: hex digest,…}}), to b: liveJSON is its live
+// state's JSON, turns its whole turn list.
+func appendState(b, liveJSON, turns []byte) []byte {
+	b = append(append(append(b, `{"live":`...), liveJSON...), `,"turns":{`...)
+	first := true
+	eachTurn(turns, func(id []byte, at int) { // built by the caller
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSONString(b, id)
+		b = append(b, `:"`...)
+		b = hex.AppendEncode(b, turns[at:at+digestLen])
+		b = append(b, '"')
+	})
+	return append(b, `}}`...)
+}
+
+// appendJSONString appends s as a JSON string: as it is when it is
+// printable ASCII without '"' or '\\', else as encoding/json writes it.
+func appendJSONString(b, s []byte) []byte {
+	for _, ch := range s {
+		if ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' {
+			q, _ := json.Marshal(string(s)) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
 func (c *Consumer) crashAt(stage string) bool { return c.cfg.crash != nil && c.cfg.crash(stage) }
 
-// produce sends rs and waits for every acknowledgement (each record's
-// Offset is then set).
+// produce sends rs, flushes (no linger: the poll waits for them) and waits
+// for every acknowledgement (each record's Offset is then set).
 func (c *Consumer) produce(ctx context.Context, rs []*kgo.Record) error {
 	if len(rs) == 0 {
 		return nil
@@ -649,14 +789,15 @@ func (c *Consumer) produce(ctx context.Context, rs []*kgo.Record) error {
 			wg.Done()
 		})
 	}
+	c.cl.Flush(ctx) // its error, ctx's, reaches the promises too
 	wg.Wait()
 	return first
 }
 
-// judge handles one input record of poll p (c.mu held): it returns the
-// records to produce. The error is a local store's (Run stops); a row that
-// cannot be judged is a dead letter, not an error.
-func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Record, error) {
+// judge handles one input record of pp: it returns the records to produce.
+// The error is a local store's (Run stops); a row that cannot be judged is a
+// dead letter, not an error.
+func (c *Consumer) judge(ctx context.Context, pp *partPoll, r *kgo.Record) ([]*kgo.Record, error) {
 	if len(r.Value) > MaxRecordBytes {
 		return c.dead(r, fmt.Sprintf("value of %d bytes is over the %d-byte limit", len(r.Value), MaxRecordBytes)), nil
 	}
@@ -667,54 +808,52 @@ func (c *Consumer) judge(ctx context.Context, p *poll, r *kgo.Record) ([]*kgo.Re
 	if string(r.Key) != t.SessionID {
 		return c.dead(r, fmt.Sprintf("key %q is not the row's session_id %q: producers must key turns by session_id", r.Key, t.SessionID)), nil
 	}
-	k := stateKey{r.Partition, t.SessionID}
-	ls := c.stores[r.Partition]
-	if ls == nil {
-		return nil, fmt.Errorf("kafka: %s partition %d has no local state store (its restore failed)", r.Topic, r.Partition)
-	}
-	ps := p.sessions[k]
+	ps := pp.sessions[t.SessionID]
 	if ps == nil {
 		ps = &pollSession{}
-		if st, ok := c.cache.get(k); ok {
-			ps.live, ps.stored = st, true
-		} else if st, ok, err := ls.live(ctx, k.session); err != nil {
-			return nil, err
-		} else if ok {
-			ps.live, ps.stored = st, true
-		} else {
-			ps.live = &live.State{}
-		}
-		p.sessions[k] = ps
-		p.order = append(p.order, k)
-	}
-	digest := live.Digest(&t)
-	var d string
-	var pending []byte
-	seen := false
-	if i, ok := ps.index[t.TurnID]; ok {
-		d, pending, seen = ps.turns[i].digest, ps.turns[i].record, true
-	} else if ps.stored {
-		if d, seen, err = ls.turn(ctx, k.session, t.TurnID); err != nil {
-			return nil, err
-		}
-	}
-	if seen {
+		lb, turns, ok, err := pp.ls.session(ctx, t.SessionID)
 		switch {
-		case d != digest:
-			return c.dead(r, fmt.Sprintf("conflict: turn_id %q was already judged with a different row", t.TurnID)), nil
-		case pending != nil:
-			return []*kgo.Record{c.verdict(&t, pending)}, nil
+		case err != nil:
+			return nil, err
+		case !ok:
+			ps.live = &live.State{}
 		default:
-			c.cfg.Log.Printf("kafka: %s partition %d offset %d: turn %q already judged with the same row (its verdict was produced before its state); skipped", r.Topic, r.Partition, r.Offset, t.TurnID)
-			return nil, nil
+			ps.stored, ps.old = true, turns
+			if st, hit := c.cache.get(stateKey{pp.part, t.SessionID}); hit {
+				ps.live = st
+			} else {
+				ps.live = &live.State{}
+				if err := unmarshalLive(lb, ps.live); err != nil {
+					return nil, pp.ls.fail("session "+strconv.Quote(t.SessionID), err)
+				}
+			}
 		}
+		pp.sessions[t.SessionID] = ps
+		pp.order = append(pp.order, t.SessionID)
+	}
+	digest, err := decodeDigest(live.Digest(&t))
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err) // persona/live.Digest writes 64 hex digits
+	}
+	if i, ok := ps.index[t.TurnID]; ok {
+		if ps.turns[i].digest != digest {
+			return c.dead(r, fmt.Sprintf("conflict: turn_id %q was already judged with a different row", t.TurnID)), nil
+		}
+		return []*kgo.Record{c.verdict(&t, ps.turns[i].record)}, nil
+	}
+	if d, ok := ps.storedDigest(t.TurnID); ok {
+		if !bytes.Equal(d, digest[:]) {
+			return c.dead(r, fmt.Sprintf("conflict: turn_id %q was already judged with a different row", t.TurnID)), nil
+		}
+		c.cfg.Log.Printf("kafka: %s partition %d offset %d: turn %q already judged with the same row (its verdict was produced before its state); skipped", r.Topic, r.Partition, r.Offset, t.TurnID)
+		return nil, nil
 	}
 	// Step leaves the state as it was when it fails.
 	rec, _, err := live.Step(c.cfg.Judge, ps.live, &t)
 	if err != nil {
 		return c.dead(r, err.Error()), nil
 	}
-	b, err := p.out.encode(&rec)
+	b, err := pp.enc.encode(&rec)
 	if err != nil {
 		return c.dead(r, "encode record: "+err.Error()), nil
 	}
@@ -743,23 +882,28 @@ func (c *Consumer) dead(r *kgo.Record, reason string) []*kgo.Record {
 	}}}
 }
 
-// recordEncoder writes a poll's records as JSON, each one line without the
-// newline, HTML not escaped (the bytes of evident judge's JSON Lines), all
-// into one growing buffer: a record is a slice of it, and stays valid as the
-// buffer grows (append never writes over bytes already written; a grown
-// buffer is a new array, the old one kept alive by the slices into it). The
-// zero value is ready.
+// recordEncoder writes a partition's share of a poll's records, each one
+// line without the newline, all into one growing buffer: a record is a slice
+// of it, and stays valid as the buffer grows (append never writes over bytes
+// already written; a grown buffer is a new array, the old one kept alive by
+// the slices into it). The bytes are persona.AppendRecord's, those of evident
+// judge's JSON Lines; a record it declines (never from the rules) is written
+// by encoding/json, HTML not escaped. The zero value is ready.
 type recordEncoder struct {
 	buf jsonBuf
 	enc *json.Encoder
 }
 
 func (e *recordEncoder) encode(rec *persona.Record) ([]byte, error) {
+	start := len(e.buf)
+	if b, ok := persona.AppendRecord(e.buf, rec); ok {
+		e.buf = b
+		return e.buf[start : len(e.buf)-1 : len(e.buf)-1], nil
+	}
 	if e.enc == nil {
 		e.enc = json.NewEncoder(&e.buf)
 		e.enc.SetEscapeHTML(false)
 	}
-	start := len(e.buf)
 	if err := e.enc.Encode(rec); err != nil {
 		e.buf = e.buf[:start]
 		return nil, err

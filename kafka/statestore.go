@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	_ "modernc.org/sqlite" // the local state store's SQLite, pure Go
 
@@ -32,8 +34,10 @@ type stateKey struct {
 // lru is the bounded cache of decoded live states in front of the local
 // stores: at most max entries, the least recently used dropped first. An
 // entry is always also in its partition's local store (written through
-// after each poll), so dropping one loses nothing.
+// after each poll), so dropping one loses nothing. It is safe for
+// concurrent use (a poll's partitions are judged in parallel).
 type lru struct {
+	mu  sync.Mutex
 	max int
 	ll  *list.List // of *lruEntry, most recent first
 	m   map[stateKey]*list.Element
@@ -47,6 +51,8 @@ type lruEntry struct {
 func newLRU(max int) *lru { return &lru{max: max, ll: list.New(), m: map[stateKey]*list.Element{}} }
 
 func (c *lru) get(k stateKey) (*live.State, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	e := c.m[k]
 	if e == nil {
 		return nil, false
@@ -56,6 +62,8 @@ func (c *lru) get(k stateKey) (*live.State, bool) {
 }
 
 func (c *lru) put(k stateKey, s *live.State) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if e := c.m[k]; e != nil {
 		e.Value.(*lruEntry).s = s
 		c.ll.MoveToFront(e)
@@ -72,6 +80,8 @@ func (c *lru) put(k stateKey, s *live.State) {
 // dropPartition forgets the entries of input partition p (revoked, or
 // assigned again: the local store may have been caught up since).
 func (c *lru) dropPartition(p int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for e := c.ll.Front(); e != nil; {
 		next := e.Next()
 		if en := e.Value.(*lruEntry); en.k.part == p {
@@ -82,35 +92,46 @@ func (c *lru) dropPartition(p int32) {
 	}
 }
 
-func (c *lru) clear() { c.ll.Init(); clear(c.m) }
+func (c *lru) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ll.Init()
+	clear(c.m)
+}
 
-func (c *lru) len() int { return c.ll.Len() }
+func (c *lru) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len()
+}
 
 // localStore is one input partition's local state store, a SQLite file
-// (Config.StateDir): the live state of each session, and the digest of each
-// judged turn with its record while that turn is not yet committed, plus the
-// changelog offset it holds everything before. The changelog topic stays the
-// source of truth; the file only saves reading it all again.
+// (Config.StateDir): per session, its live state (JSON) and the turn_id and
+// digest of each of its judged turns (a turn list), plus the changelog
+// offset it holds everything before. The changelog topic stays the source of
+// truth; the file only saves reading it all again.
+//
+// One row per session, not per turn: a poll writes each session it touched
+// once (its whole turn list, old and new), so the file costs a statement per
+// session rather than per turn (format 2 wrote a row per turn, a third of
+// the consumer's CPU).
 type localStore struct {
-	db                                  *sql.DB
-	path                                string
-	getLive, getTurn, getTurns, putLive *sql.Stmt
-	putTurn, delTurns, delLive          *sql.Stmt
+	db                                          *sql.DB
+	path                                        string
+	getSession, putSession, delSession, putNext *sql.Stmt
 }
 
 const localSchema = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS session(session_id TEXT PRIMARY KEY, live BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS turn(session_id TEXT NOT NULL, turn_id TEXT NOT NULL, digest BLOB NOT NULL,
-  PRIMARY KEY(session_id, turn_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS session(session_id TEXT PRIMARY KEY, live BLOB NOT NULL, turns BLOB NOT NULL);
 `
 
 // localCacheKiB is SQLite's page cache per local store file, in KiB.
 const localCacheKiB = 16 << 10
 
 // localFormat is stored in meta; a file of another format is rebuilt from
-// the changelog.
-const localFormat = "2"
+// the changelog. 3: a session row holds its turn list (2: a row per turn).
+const localFormat = "3"
 
 // localPath is the file of input partition part under dir.
 func localPath(dir, stateTopic string, part int32) string {
@@ -133,12 +154,17 @@ func openLocal(ctx context.Context, path string) (*localStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("kafka: local state store %s: %w", path, err)
 	}
-	if _, err := db.ExecContext(ctx, localSchema); err != nil {
+	// The format is read before the schema is applied: an older file's
+	// tables of the same names have other columns.
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`); err != nil {
 		return fail(err)
 	}
 	var format string
 	switch err := db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='format'`).Scan(&format); {
 	case errors.Is(err, sql.ErrNoRows):
+		if _, err := db.ExecContext(ctx, localSchema); err != nil {
+			return fail(err)
+		}
 		if _, err := db.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES('format', ?), ('next_offset', '0')`, localFormat); err != nil {
 			return fail(err)
 		}
@@ -157,13 +183,10 @@ func openLocal(ctx context.Context, path string) (*localStore, error) {
 		st **sql.Stmt
 		q  string
 	}{
-		{&s.getLive, `SELECT live FROM session WHERE session_id=?`},
-		{&s.getTurn, `SELECT digest FROM turn WHERE session_id=? AND turn_id=?`},
-		{&s.getTurns, `SELECT turn_id, digest FROM turn WHERE session_id=?`},
-		{&s.putLive, `INSERT INTO session(session_id, live) VALUES(?, ?) ON CONFLICT(session_id) DO UPDATE SET live=excluded.live`},
-		{&s.putTurn, `INSERT INTO turn(session_id, turn_id, digest) VALUES(?, ?, ?) ON CONFLICT(session_id, turn_id) DO UPDATE SET digest=excluded.digest`},
-		{&s.delTurns, `DELETE FROM turn WHERE session_id=?`},
-		{&s.delLive, `DELETE FROM session WHERE session_id=?`},
+		{&s.getSession, `SELECT live, turns FROM session WHERE session_id=?`},
+		{&s.putSession, `INSERT INTO session(session_id, live, turns) VALUES(?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET live=excluded.live, turns=excluded.turns`},
+		{&s.delSession, `DELETE FROM session WHERE session_id=?`},
+		{&s.putNext, `UPDATE meta SET value=? WHERE key='next_offset'`},
 	} {
 		if *p.st, err = db.PrepareContext(ctx, p.q); err != nil {
 			return fail(err)
@@ -193,80 +216,35 @@ func (s *localStore) nextOffset(ctx context.Context) (int64, error) {
 
 // wipe empties the store, to be rebuilt from the changelog's start.
 func (s *localStore) wipe(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM session; DELETE FROM turn; UPDATE meta SET value='0' WHERE key='next_offset'`)
+	_, err := s.db.ExecContext(ctx, `DELETE FROM session; UPDATE meta SET value='0' WHERE key='next_offset'`)
 	if err != nil {
 		return s.fail("wipe", err)
 	}
 	return nil
 }
 
-// live reads a session's state; ok is false when the store has none.
-func (s *localStore) live(ctx context.Context, session string) (st *live.State, ok bool, err error) {
-	var b []byte
-	switch err := s.getLive.QueryRowContext(ctx, session).Scan(&b); {
+// session reads a session's row: its live state as JSON and its turn list
+// (turnList's encoding; checked). ok is false when the store has none. The
+// slices are the caller's.
+func (s *localStore) session(ctx context.Context, session string) (liveJSON, turns []byte, ok bool, err error) {
+	switch err := s.getSession.QueryRowContext(ctx, session).Scan(&liveJSON, &turns); {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, false, nil
+		return nil, nil, false, nil
 	case err != nil:
-		return nil, false, s.fail("read session "+strconv.Quote(session), err)
+		return nil, nil, false, s.fail("read session "+strconv.Quote(session), err)
 	}
-	st = &live.State{}
-	if err := unmarshalLive(b, st); err != nil {
-		return nil, false, s.fail("session "+strconv.Quote(session), err)
+	if err := eachTurn(turns, func([]byte, int) {}); err != nil {
+		return nil, nil, false, s.fail("turns of session "+strconv.Quote(session), err)
 	}
-	return st, true, nil
+	return liveJSON, turns, true, nil
 }
 
-// turn reads a judged turn's digest (hex); ok is false when the store has
-// none.
-func (s *localStore) turn(ctx context.Context, session, turnID string) (digest string, ok bool, err error) {
-	var d []byte
-	switch err := s.getTurn.QueryRowContext(ctx, session, turnID).Scan(&d); {
-	case errors.Is(err, sql.ErrNoRows):
-		return "", false, nil
-	case err != nil:
-		return "", false, s.fail("read turn "+strconv.Quote(turnID), err)
-	}
-	return hex.EncodeToString(d), true, nil
-}
-
-// turns adds the digests of the stored turns of session to turns (entries
-// already there win: they are this poll's).
-func (s *localStore) turns(ctx context.Context, session string, turns map[string]string) error {
-	rows, err := s.getTurns.QueryContext(ctx, session)
-	if err != nil {
-		return s.fail("read turns of "+strconv.Quote(session), err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var d []byte
-		if err := rows.Scan(&id, &d); err != nil {
-			return s.fail("read turns of "+strconv.Quote(session), err)
-		}
-		if _, ok := turns[id]; !ok {
-			turns[id] = hex.EncodeToString(d)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return s.fail("read turns of "+strconv.Quote(session), err)
-	}
-	return nil
-}
-
-// localTurn is one judged turn: its turn_id, digest (hex) and, while its
-// poll is being handled, its record (never stored in the file).
-type localTurn struct {
-	id, digest string
-	record     []byte
-}
-
-// localWrite is one session's change: its new live state, as JSON (nil with
-// del: a tombstone), and either its new turns or (replace) all its turns.
+// localWrite is one session's new row: its live state as JSON and its whole
+// turn list (turnList's encoding); del (live and turns nil) is a tombstone.
 type localWrite struct {
 	session string
 	live    []byte
-	turns   []localTurn
-	replace bool
+	turns   []byte
 	del     bool
 }
 
@@ -281,36 +259,24 @@ func (s *localStore) write(ctx context.Context, ws []localWrite, next int64) (er
 			tx.Rollback()
 		}
 	}()
-	putLive, putTurn := tx.Stmt(s.putLive), tx.Stmt(s.putTurn)
-	delTurns, delLive := tx.Stmt(s.delTurns), tx.Stmt(s.delLive)
-	var digest []byte
+	put, del := tx.StmtContext(ctx, s.putSession), tx.StmtContext(ctx, s.delSession)
 	for _, w := range ws {
-		if w.replace || w.del {
-			if _, err := delTurns.ExecContext(ctx, w.session); err != nil {
-				return s.fail("write", err)
-			}
-		}
 		if w.del {
-			if _, err := delLive.ExecContext(ctx, w.session); err != nil {
-				return s.fail("write", err)
+			if _, err := del.ExecContext(ctx, w.session); err != nil {
+				return s.fail("delete session "+strconv.Quote(w.session), err)
 			}
 			continue
 		}
-		if _, err := putLive.ExecContext(ctx, w.session, w.live); err != nil {
-			return s.fail("write", err)
+		turns := w.turns
+		if turns == nil {
+			turns = []byte{} // NOT NULL: a session with no turn yet
 		}
-		for _, t := range w.turns {
-			// The digest is kept as its 32 bytes (hex in the changelog).
-			if digest, err = hex.AppendDecode(digest[:0], []byte(t.digest)); err != nil {
-				return s.fail("digest of turn "+strconv.Quote(t.id), err)
-			}
-			if _, err := putTurn.ExecContext(ctx, w.session, t.id, digest); err != nil {
-				return s.fail("write", err)
-			}
+		if _, err := put.ExecContext(ctx, w.session, w.live, turns); err != nil {
+			return s.fail("write session "+strconv.Quote(w.session), err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE meta SET value=? WHERE key='next_offset'`, strconv.FormatInt(next, 10)); err != nil {
-		return s.fail("write", err)
+	if _, err := tx.StmtContext(ctx, s.putNext).ExecContext(ctx, strconv.FormatInt(next, 10)); err != nil {
+		return s.fail("write next_offset", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return s.fail("commit", err)
@@ -319,3 +285,48 @@ func (s *localStore) write(ctx context.Context, ws []localWrite, next int64) (er
 }
 
 func unmarshalLive(b []byte, st *live.State) error { return json.Unmarshal(b, st) }
+
+// A turn list is a session's judged turns as stored in its row: for each,
+// the length of its turn_id (uvarint), the turn_id's bytes and the 32 bytes
+// of its digest (persona/live.Digest, decoded from hex), in the order judged.
+
+// digestLen is the bytes of a decoded digest (SHA-256).
+const digestLen = 32
+
+// appendTurn appends one turn to the turn list b.
+func appendTurn(b []byte, id string, digest *[digestLen]byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(id)))
+	b = append(b, id...)
+	return append(b, digest[:]...)
+}
+
+// errTurnList is a turn list that is not in turnList's encoding.
+var errTurnList = errors.New("malformed turn list")
+
+// eachTurn calls f with each turn of list b: its turn_id (a slice of b) and
+// the offset in b of its digest's digestLen bytes. The error is errTurnList,
+// at the first entry that does not fit; f has been called for the entries
+// before it.
+func eachTurn(b []byte, f func(id []byte, at int)) error {
+	for i := 0; i < len(b); {
+		n, k := binary.Uvarint(b[i:])
+		if k <= 0 || n > uint64(len(b)-i-k) || uint64(len(b)-i-k)-n < digestLen {
+			return errTurnList
+		}
+		i += k
+		f(b[i:i+int(n):i+int(n)], i+int(n))
+		i += int(n) + digestLen
+	}
+	return nil
+}
+
+// decodeDigest decodes a digest written as hex (persona/live.Digest).
+func decodeDigest(hexDigest string) (d [digestLen]byte, err error) {
+	if len(hexDigest) != 2*digestLen {
+		return d, fmt.Errorf("digest %q is not %d hex digits", hexDigest, 2*digestLen)
+	}
+	if _, err := hex.Decode(d[:], []byte(hexDigest)); err != nil {
+		return d, fmt.Errorf("digest %q: %w", hexDigest, err)
+	}
+	return d, nil
+}
