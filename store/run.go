@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -79,8 +78,7 @@ type RunWriter struct {
 	err     error
 	n, nRej int
 	counts  map[persona.Verdict]int
-	buf     bytes.Buffer
-	enc     *json.Encoder
+	enc     recordEncoder
 
 	fpsChanged bool // SetFingerprint was called
 
@@ -201,8 +199,6 @@ func (db *DB) beginRun(ctx context.Context, meta RunMeta, im *Importer) (*RunWri
 	for k, v := range fps {
 		w.meta.Fingerprints[k] = v
 	}
-	w.enc = json.NewEncoder(&w.buf)
-	w.enc.SetEscapeHTML(false)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		if meta.DatasetID != 0 {
 			q := "SELECT count(*) FROM dataset WHERE id = ? AND complete = 1"
@@ -283,11 +279,10 @@ func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOptio
 	if sc.rejectedBy != "" {
 		rejectedBy = sc.rejectedBy
 	}
-	w.buf.Reset()
-	if err := w.enc.Encode(&rec); err != nil {
-		return w.fail(fmt.Errorf("store: turn %q: encode record: %w", rec.TurnID, err))
+	js, err := w.enc.encode(&rec)
+	if err != nil {
+		return w.fail(fmt.Errorf("store: turn %q: %w", rec.TurnID, err))
 	}
-	js := string(bytes.TrimSuffix(w.buf.Bytes(), []byte("\n")))
 	var prompt string
 	var reply any
 	if turn != nil {
@@ -301,7 +296,7 @@ func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOptio
 	}
 	row := pendingRow{stmt: runVerdict, id: rec.TurnID, n: w.n + 1, args: []any{w.id, w.n, rec.TurnID, rec.SessionID,
 		rec.CharacterID, rec.ModelID, prompt, string(rec.Verdict), rec.Summary, reply, js, source, rejectedBy}}
-	err := w.b.add(row, size, "record "+rec.TurnID, func() error {
+	err = w.b.add(row, size, "record "+rec.TurnID, func() error {
 		return fmt.Errorf("store: add record %q: UNIQUE: turn_id already added to this run", rec.TurnID)
 	})
 	if err != nil {
