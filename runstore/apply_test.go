@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"evident/persona"
+	"evident/persona/batch"
 	"evident/persona/review"
 	"evident/runstore"
 	"evident/store"
@@ -133,6 +134,51 @@ func TestApplyPlans(t *testing.T) {
 		}
 		if after, _ := db.Runs(ctx); len(after) != len(runs) {
 			t.Errorf("%d runs after refused plans, want %d", len(after), len(runs))
+		}
+	})
+}
+
+// cancelSink cancels the judging after its first chunk of records.
+type cancelSink struct{ cancel context.CancelFunc }
+
+func (cancelSink) Wants() batch.Want { return batch.WantRecords }
+func (c cancelSink) Records([]byte, []batch.Judged) error {
+	c.cancel()
+	return context.Canceled
+}
+func (cancelSink) Rejects([]persona.Reject) error { return nil }
+func (cancelSink) Tally(persona.Tally) error      { return nil }
+
+func TestApplyCancelledPutsTheCardBack(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	res, err := runstore.Run(ctx, db, demoTables(), runstore.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Decide(ctx, store.Decision{Queue: store.QueueOffCanon, Key: review.OffCanonKey("CHR-0100", "나비"), Value: review.CanonAdd, Who: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	jctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, judged, err := runstore.ApplyCanon(jctx, db, res.Run, "CHR-0100", "나비", runstore.Options{Also: cancelSink{cancel}})
+	if !errors.Is(err, context.Canceled) || judged {
+		t.Fatalf("ApplyCanon = %v, %v; want context.Canceled", judged, err)
+	}
+	if runs, _ := db.Runs(ctx); len(runs) != 1 {
+		t.Errorf("%d runs after a cancelled re-judge, want 1", len(runs))
+	}
+	cards, _ := db.Cards(ctx, res.Run.DatasetID)
+	if slices.Contains(cards[0].CanonEntities, "나비") {
+		t.Errorf("the card kept 나비 after the re-judge failed: %v", cards[0].CanonEntities)
+	}
+	if ds, _ := db.Decisions(ctx, store.QueueOffCanon); len(ds) != 1 {
+		t.Errorf("decisions %+v", ds)
+	}
+	t.Run("applying the decision again judges again", func(t *testing.T) {
+		next, judged, err := runstore.ApplyCanon(ctx, db, res.Run, "CHR-0100", "나비", runstore.Options{})
+		if err != nil || !judged || next.Tally.ByVerdict[persona.OffCanon] != 16 {
+			t.Errorf("ApplyCanon = %v (%d off-canon), %v", judged, next.Tally.ByVerdict[persona.OffCanon], err)
 		}
 	})
 }

@@ -71,8 +71,9 @@ type Plan struct {
 // Apply makes the run's dataset and profile agree with the active decision
 // of every change of the plan, then judges the dataset again into one new
 // run: each off-canon change as ApplyCanon describes (cards updated with
-// store.UpdateCard before judging, so they stay updated when the judging
-// fails), each ending change as ApplyEnding describes. With ending changes
+// store.UpdateCard before judging and put back when the judging fails or is
+// cancelled before its run commits, so a failed re-judge leaves the dataset
+// as it was and applying the plan again judges again), each ending change as ApplyEnding describes. With ending changes
 // the new run's profile is the run's without the endings no longer wanted,
 // then ReviewedProfile of that; without any, or when that profile reads as
 // the run's, it is the run's own (ProfileOf). It returns the new run and
@@ -89,12 +90,29 @@ func Apply(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan, o Op
 	if !pr.changed && !plan.Always {
 		return run, false, nil
 	}
-	for _, c := range pr.cards {
-		if err := db.UpdateCard(ctx, run.DatasetID, c); err != nil {
-			return run, false, err
+	var updated []persona.Card // the originals of the cards updated so far
+	for i, c := range pr.cards {
+		if err = db.UpdateCard(ctx, run.DatasetID, c); err != nil {
+			break
+		}
+		updated = append(updated, pr.orig[i])
+	}
+	var next store.RunInfo
+	if err == nil {
+		next, err = judgeAgain(ctx, db, run, pr.profile, o)
+	}
+	if err == nil {
+		return next, true, nil
+	}
+	if next.ID == 0 { // no run committed: the cards go back as they were
+		back := context.WithoutCancel(ctx) // also when ctx was what ended the judging
+		for _, c := range updated {
+			if uerr := db.UpdateCard(back, run.DatasetID, c); uerr != nil {
+				err = errors.Join(err, fmt.Errorf("card %q of dataset %d was not put back: %w", c.CharacterID, run.DatasetID, uerr))
+			}
 		}
 	}
-	return rejudge(ctx, db, run, pr.profile, o)
+	return run, false, err
 }
 
 // Pending reports whether Apply of the plan would judge again now: some
@@ -110,7 +128,8 @@ func Pending(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan) (b
 // prepared is what a plan changes: the cards to update, the profile to judge
 // with (nil: the run's own) and whether anything changed.
 type prepared struct {
-	cards   []persona.Card
+	cards   []persona.Card // the cards to update
+	orig    []persona.Card // the same cards as they are now
 	profile *speech.Profile
 	changed bool
 }
@@ -122,7 +141,7 @@ func prepare(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan) (p
 	if run.DatasetID == 0 {
 		return out, ErrNotReviewable
 	}
-	var cards []persona.Card
+	var cards, orig []persona.Card
 	touched := map[int]bool{}
 	var endings []string
 	for _, ch := range plan.Changes {
@@ -136,6 +155,7 @@ func prepare(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan) (p
 				if cards, err = db.Cards(ctx, run.DatasetID); err != nil {
 					return out, err
 				}
+				orig = slices.Clone(cards)
 			}
 			i := slices.IndexFunc(cards, func(c persona.Card) bool { return c.CharacterID == ch.CharacterID })
 			if i < 0 {
@@ -160,7 +180,7 @@ func prepare(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan) (p
 	}
 	for i := range cards {
 		if touched[i] {
-			out.cards = append(out.cards, cards[i])
+			out.cards, out.orig = append(out.cards, cards[i]), append(out.orig, orig[i])
 		}
 	}
 	out.changed = len(out.cards) > 0
@@ -248,24 +268,25 @@ func active(ctx context.Context, db *store.DB, queue store.Queue, key string) (s
 	return "", nil
 }
 
-// rejudge judges the run's dataset into a new run with p (nil: the run's
-// own profile).
-func rejudge(ctx context.Context, db *store.DB, run store.RunInfo, p *speech.Profile, o Options) (store.RunInfo, bool, error) {
+// judgeAgain judges the run's dataset into a new run with p (nil: the run's
+// own profile). On an error after the run committed (its summary) the run
+// comes back with the error.
+func judgeAgain(ctx context.Context, db *store.DB, run store.RunInfo, p *speech.Profile, o Options) (store.RunInfo, error) {
 	if p == nil {
 		var err error
 		if p, err = ProfileOf(run); err != nil {
-			return run, false, err
+			return store.RunInfo{}, err
 		}
 	}
 	o.Profile = p
 	// The import's rejected rows stay on every run judged from it.
 	rejects, err := db.Rejects(ctx, run.ID)
 	if err != nil {
-		return run, false, err
+		return store.RunInfo{}, err
 	}
 	next, err := JudgeDataset(ctx, db, run.DatasetID, o, rejects)
 	if err != nil {
-		return run, false, errors.Join(errors.New("the decision is stored but judging again failed"), err)
+		return next, errors.Join(errors.New("the decision is stored but judging again failed"), err)
 	}
-	return next, true, nil
+	return next, nil
 }

@@ -108,6 +108,10 @@ type reviewPage struct {
 	Endings    *endingsView
 	Log        []logRow
 	LogEntries int
+	// Jobs are this run's re-judges kept in memory (jobs.go), newest
+	// first: queued and running ones with their progress, finished ones
+	// with their result.
+	Jobs []jobView
 }
 
 type reviewTab struct {
@@ -400,7 +404,7 @@ func (s *Server) buildReview(ctx context.Context, d *runData, slug string, r *ht
 		return nil, err
 	}
 	p := &reviewPage{Run: head(d), Slug: slug, Who: whoOf(r, ""), Back: base + slug, Action: base + slug,
-		UndoURL: base + "undo", ExportURL: "/review/decisions.jsonl"}
+		UndoURL: base + "undo", ExportURL: "/review/decisions.jsonl", Jobs: s.rejudges.forRun(id)}
 	counts := map[string]int{"forbidden": len(rv.q.Forbidden.Sample), "offcanon": len(rv.q.Names.Groups)}
 	if e := rv.q.Endings; e != nil {
 		counts["endings"] = len(e.MixedSample) + len(e.UnknownSample)
@@ -948,9 +952,9 @@ func (s *Server) decideOffCanon(w http.ResponseWriter, r *http.Request) {
 	if !s.decide(w, r, store.Decision{Queue: store.QueueOffCanon, Key: key, Value: value, Note: note}) {
 		return
 	}
-	s.applyAndRedirect(w, r, d, "offcanon", func(ctx context.Context) (store.RunInfo, bool, error) {
-		return runstore.ApplyCanon(ctx, s.db, d.info, character, name, runstore.Options{Workers: s.opt.Workers})
-	}, "#n-decided")
+	dec := store.Decision{Queue: store.QueueOffCanon, Key: key, Value: value}
+	s.rejudgeInBackground(w, r, d, "offcanon", runstore.Change{Queue: store.QueueOffCanon, CharacterID: character, Name: name},
+		decisionLabel(d, dec), "#n-decided")
 }
 
 func (s *Server) decideEnding(w http.ResponseWriter, r *http.Request) {
@@ -991,9 +995,9 @@ func (s *Server) decideEnding(w http.ResponseWriter, r *http.Request) {
 	if !s.decide(w, r, store.Decision{Queue: store.QueueEnding, Key: ending, Value: value, Note: note}) {
 		return
 	}
-	s.applyAndRedirect(w, r, d, "endings", func(ctx context.Context) (store.RunInfo, bool, error) {
-		return runstore.ApplyEnding(ctx, s.db, d.info, ending, runstore.Options{Workers: s.opt.Workers})
-	}, "#candidates")
+	dec := store.Decision{Queue: store.QueueEnding, Key: ending, Value: value}
+	s.rejudgeInBackground(w, r, d, "endings", runstore.Change{Queue: store.QueueEnding, Ending: ending},
+		"어미 "+decisionLabel(d, dec), "#candidates")
 }
 
 // decideSeen marks an unknown-final reply of the run read (key
@@ -1051,23 +1055,45 @@ func (s *Server) lastDecision(ctx context.Context, q store.Queue, key string) (s
 	return "", errNoDecision
 }
 
-// applyAndRedirect runs a decision's consequence (one job at a time) and
-// goes to the new run's queue when it judged again, else back.
-func (s *Server) applyAndRedirect(w http.ResponseWriter, r *http.Request, d *runData, slug string,
-	apply func(context.Context) (store.RunInfo, bool, error), anchor string) {
-	s.jobs.Lock()
-	next, judged, err := apply(r.Context())
-	s.jobs.Unlock()
+// rejudgeInBackground carries out a stored decision's consequence: when
+// it changes the card or the profile (runstore.Pending), or a re-judge of
+// the run is queued or running already, a background job judges the
+// dataset again (jobs.go; joined into the run's queued job when there is
+// one) and the browser goes to the job's page (a script gets 202 and the
+// job's JSON); otherwise back to the queue at anchor (a script gets 200 and
+// {"judged_again": false, "next": URL}).
+func (s *Server) rejudgeInBackground(w http.ResponseWriter, r *http.Request, d *runData, slug string,
+	change runstore.Change, label, anchor string) {
+	plan := runstore.Plan{Changes: []runstore.Change{change}}
+	if !s.rejudges.busy(d.info.ID) {
+		pending, err := runstore.Pending(r.Context(), s.db, d.info, plan)
+		if err != nil {
+			s.fail(w, r, http.StatusInternalServerError, "결정은 저장했지만 다시 판정하지 못했습니다", err.Error())
+			return
+		}
+		if !pending {
+			back := fmt.Sprintf("/runs/%d/review/%s%s", d.info.ID, slug, anchor)
+			if wantsJSON(r) {
+				writeJSON(w, http.StatusOK, map[string]any{"judged_again": false, "next": back})
+				return
+			}
+			http.Redirect(w, r, back, http.StatusSeeOther)
+			return
+		}
+	}
+	j, err := s.rejudges.submit(d.info, slug, plan, label)
 	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, "결정은 저장했지만 다시 판정하지 못했습니다", err.Error())
+		s.fail(w, r, http.StatusServiceUnavailable, "결정은 저장했지만 다시 판정을 시작하지 못했습니다",
+			err.Error()+" 서버를 다시 띄운 뒤 실행 목록에서 데이터셋을 다시 판정하세요.")
 		return
 	}
-	if judged {
-		s.forget(d.info.ID) // its dataset's cards may have changed: read its head again
-		http.Redirect(w, r, fmt.Sprintf("/runs/%d/review/%s?from=%d", next.ID, slug, d.info.ID), http.StatusSeeOther)
-		return
-	}
-	http.Redirect(w, r, fmt.Sprintf("/runs/%d/review/%s%s", d.info.ID, slug, anchor), http.StatusSeeOther)
+	s.answerJob(w, r, j)
+}
+
+// decisionLabel is how a job names the decision it applies: the key as the
+// log shows it, then the value's label.
+func decisionLabel(d *runData, dec store.Decision) string {
+	return keyLabel(d, dec) + ": " + labelled(dec).Label
 }
 
 func (s *Server) undoDecision(w http.ResponseWriter, r *http.Request) {
@@ -1103,9 +1129,8 @@ func (s *Server) undoDecision(w http.ResponseWriter, r *http.Request) {
 	switch dec.Queue {
 	case store.QueueOffCanon:
 		if c, name, ok := splitNameKey(d, dec.Key); ok && d.dataset != nil {
-			s.applyAndRedirect(w, r, d, slug, func(ctx context.Context) (store.RunInfo, bool, error) {
-				return runstore.ApplyCanon(ctx, s.db, d.info, c, name, runstore.Options{Workers: s.opt.Workers})
-			}, "")
+			s.rejudgeInBackground(w, r, d, slug, runstore.Change{Queue: store.QueueOffCanon, CharacterID: c, Name: name},
+				"되돌림 · "+decisionLabel(d, dec), "")
 			return
 		}
 	case store.QueueEnding:
@@ -1114,9 +1139,8 @@ func (s *Server) undoDecision(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if d.dataset != nil {
-			s.applyAndRedirect(w, r, d, slug, func(ctx context.Context) (store.RunInfo, bool, error) {
-				return runstore.ApplyEnding(ctx, s.db, d.info, dec.Key, runstore.Options{Workers: s.opt.Workers})
-			}, "")
+			s.rejudgeInBackground(w, r, d, slug, runstore.Change{Queue: store.QueueEnding, Ending: dec.Key},
+				"되돌림 · 어미 "+decisionLabel(d, dec), "")
 			return
 		}
 	}

@@ -91,7 +91,7 @@ func TestReviewPagedFromTheStore(t *testing.T) {
 	var next int64
 	t.Run("adding 나비 re-judges; the changes panel lists 100 of the 140 changed turns, then the other 40", func(t *testing.T) {
 		form := url.Values{"csrf": {token}, "character": {"C1"}, "name": {"나비"}, "value": {"add"}}
-		loc := redirect(t, c.postForm(fmt.Sprintf("/runs/%d/review/offcanon", run), form), "")
+		loc := followJob(t, c, c.postForm(fmt.Sprintf("/runs/%d/review/offcanon", run), form), "")
 		if _, err := fmt.Sscanf(loc, "/runs/%d/review/offcanon?from=", &next); err != nil || next <= run {
 			t.Fatalf("redirect %q", loc)
 		}

@@ -277,7 +277,7 @@ func TestReviewDecisions(t *testing.T) {
 	})
 
 	t.Run("adding 나비 to 도담's canon updates the card and re-judges: 세계관 밖 고유명사 18 → 16", func(t *testing.T) {
-		loc := redirect(t, post("/runs/1/review/offcanon", "character", "CHR-0100", "name", "나비", "value", "add"), "/runs/2/review/offcanon?from=1")
+		loc := followJob(t, c, post("/runs/1/review/offcanon", "character", "CHR-0100", "name", "나비", "value", "add"), "/runs/2/review/offcanon?from=1")
 		if got := tally(t, db, 1)[persona.OffCanon]; got != 18 {
 			t.Errorf("run 1: %d", got)
 		}
@@ -306,7 +306,7 @@ func TestReviewDecisions(t *testing.T) {
 		if len(runs) != 2 {
 			t.Errorf("%d runs after a block", len(runs))
 		}
-		redirect(t, post("/runs/2/review/offcanon", "character", "CHR-0100", "name", "해성호", "value", "add"), "/runs/3/review/offcanon?from=2")
+		followJob(t, c, post("/runs/2/review/offcanon", "character", "CHR-0100", "name", "해성호", "value", "add"), "/runs/3/review/offcanon?from=2")
 		recs, _ := db.Records(ctx, 3, store.Filter{TurnID: "T-010203"})
 		if len(recs) != 1 || recs[0].Verdict != persona.OffCanon || !slices.Contains(recs[0].OffCanonEntities, "순이") {
 			t.Errorf("T-010203 in run 3: %+v", recs)
@@ -321,7 +321,7 @@ func TestReviewDecisions(t *testing.T) {
 				id = d.ID
 			}
 		}
-		redirect(t, post("/runs/3/review/undo", "decision", fmt.Sprint(id)), "/runs/4/review/offcanon?from=3")
+		followJob(t, c, post("/runs/3/review/undo", "decision", fmt.Sprint(id)), "/runs/4/review/offcanon?from=3")
 		if got := tally(t, db, 4)[persona.OffCanon]; got != 17 { // 18 less 해성호, still in canon
 			t.Errorf("run 4 off-canon %d", got)
 		}
@@ -361,7 +361,7 @@ func TestReviewDecisions(t *testing.T) {
 		}
 	})
 	t.Run("accepting the ending 니까 re-judges with seed + 니까 and changes exactly T-010033 and T-020203", func(t *testing.T) {
-		loc := redirect(t, post("/runs/1/review/endings", "ending", "니까", "value", "add"), "/runs/5/review/endings?from=1")
+		loc := followJob(t, c, post("/runs/1/review/endings", "ending", "니까", "value", "add"), "/runs/5/review/endings?from=1")
 		run, _ := db.Run(ctx, 5)
 		if !reflect.DeepEqual(run.Endings, []string{"요", "죠", "니다", "십시오", "니까"}) || run.Profile != "seed" {
 			t.Errorf("run 5 profile %s %v", run.Profile, run.Endings)

@@ -70,6 +70,8 @@ type Server struct {
 	jobs  sync.Mutex // one import or judge at a time
 	auth  *sessions
 
+	rejudges *jobs // review decisions' background re-judges (jobs.go)
+
 	crystal *crystalRuns // CRYSTAL score runs: the demo and this lifetime's uploads
 
 	arc      *arcSource                    // the ARC view's folder; nil without Options.ARC
@@ -115,6 +117,7 @@ func New(db *store.DB, o Options) (*Server, error) {
 	}
 	s := &Server{db: db, opt: o, key: key, pages: pages, css: inlineFonts(string(css)), cache: map[int64]*runData{},
 		crystal: &crystalRuns{runs: demoRuns}, auth: newSessions(o.Now, o.SessionIdle, o.SessionMaxAge)}
+	s.rejudges = newJobs(s)
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, err
@@ -139,6 +142,8 @@ func New(db *store.DB, o Options) (*Server, error) {
 	m.HandleFunc("POST /runs/{id}/review/undo", s.undoDecision)
 	m.HandleFunc("POST /review/who", s.setWho)
 	m.HandleFunc("GET /review/decisions.jsonl", s.decisionsExport)
+	m.HandleFunc("GET /review/jobs/{job}", s.jobHandler)
+	m.HandleFunc("POST /review/jobs/{job}/retry", s.retryJob)
 	m.HandleFunc("GET /upload", s.uploadForm)
 	m.HandleFunc("POST /upload", s.upload)
 	m.HandleFunc("POST /gold", s.goldUpload)
@@ -172,7 +177,7 @@ func parsePages() (map[string]*template.Template, error) {
 	}
 	out := map[string]*template.Template{}
 	for _, name := range []string{"run", "disagree", "review", "runs", "upload", "login", "error",
-		"crystal_runs", "crystal_run", "crystal_item"} {
+		"crystal_runs", "crystal_run", "crystal_item", "job"} {
 		t, err := base.Clone()
 		if err != nil {
 			return nil, err
@@ -458,6 +463,9 @@ func ListenAndServe(ctx context.Context, addr, token string, h http.Handler, rea
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
+		if c, ok := h.(interface{ Close() error }); ok { // a Server's background re-judges (jobs.go)
+			c.Close()
+		}
 	}()
 	if ready != nil {
 		ready(ln.Addr())
