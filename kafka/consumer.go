@@ -539,6 +539,8 @@ type partPoll struct {
 	order    []string                // session_ids, in the order first touched
 	enc      recordEncoder           // the partition's verdict records
 	outs     []*kgo.Record           // verdicts and dead letters, in input order
+	slab     []kgo.Record            // the verdicts' records (outs points into it)
+	hdrs     []kgo.RecordHeader      // their headers
 	states   []*kgo.Record           // one changelog record per session that judged a turn
 	writes   []localWrite            // the local store's rows, with states
 }
@@ -712,7 +714,9 @@ func (c *Consumer) judgePart(ctx context.Context, pp *partPoll) error {
 		if err != nil {
 			return err
 		}
-		pp.outs = append(pp.outs, o...)
+		if o != nil {
+			pp.outs = append(pp.outs, o)
+		}
 	}
 	for _, id := range pp.order {
 		ps := pp.sessions[id]
@@ -794,10 +798,11 @@ func (c *Consumer) produce(ctx context.Context, rs []*kgo.Record) error {
 	return first
 }
 
-// judge handles one input record of pp: it returns the records to produce.
+// judge handles one input record of pp: it returns the record to produce
+// (nil: none).
 // The error is a local store's (Run stops); a row that cannot be judged is a
 // dead letter, not an error.
-func (c *Consumer) judge(ctx context.Context, pp *partPoll, r *kgo.Record) ([]*kgo.Record, error) {
+func (c *Consumer) judge(ctx context.Context, pp *partPoll, r *kgo.Record) (*kgo.Record, error) {
 	if len(r.Value) > MaxRecordBytes {
 		return c.dead(r, fmt.Sprintf("value of %d bytes is over the %d-byte limit", len(r.Value), MaxRecordBytes)), nil
 	}
@@ -839,7 +844,7 @@ func (c *Consumer) judge(ctx context.Context, pp *partPoll, r *kgo.Record) ([]*k
 		if ps.turns[i].digest != digest {
 			return c.dead(r, fmt.Sprintf("conflict: turn_id %q was already judged with a different row", t.TurnID)), nil
 		}
-		return []*kgo.Record{c.verdict(&t, ps.turns[i].record)}, nil
+		return c.verdict(pp, r, &t, ps.turns[i].record), nil
 	}
 	if d, ok := ps.storedDigest(t.TurnID); ok {
 		if !bytes.Equal(d, digest[:]) {
@@ -862,39 +867,69 @@ func (c *Consumer) judge(ctx context.Context, pp *partPoll, r *kgo.Record) ([]*k
 	}
 	ps.index[t.TurnID] = len(ps.turns)
 	ps.turns = append(ps.turns, localTurn{id: t.TurnID, digest: digest, record: b})
-	return []*kgo.Record{c.verdict(&t, b)}, nil
+	return c.verdict(pp, r, &t, b), nil
 }
 
-// verdict is the output record of turn t.
-func (c *Consumer) verdict(t *persona.Turn, rec []byte) *kgo.Record {
-	return &kgo.Record{Topic: c.cfg.OutTopic, Key: []byte(t.TurnID), Value: rec,
-		Headers: []kgo.RecordHeader{{Key: "session_id", Value: []byte(t.SessionID)}}}
+// verdict is the output record of turn t, read from input record in (whose
+// key is t's session_id). Records and headers come from pp's slabs, and the
+// key from its encoder's buffer: a few allocations per poll, not per record.
+func (c *Consumer) verdict(pp *partPoll, in *kgo.Record, t *persona.Turn, rec []byte) *kgo.Record {
+	if len(pp.slab) == cap(pp.slab) {
+		pp.slab = make([]kgo.Record, 0, len(pp.recs))
+		pp.hdrs = make([]kgo.RecordHeader, 0, len(pp.recs))
+	}
+	pp.hdrs = append(pp.hdrs, kgo.RecordHeader{Key: "session_id", Value: in.Key})
+	n := len(pp.hdrs)
+	pp.slab = append(pp.slab, kgo.Record{Topic: c.cfg.OutTopic, Key: pp.enc.bytes(t.TurnID), Value: rec, Headers: pp.hdrs[n-1 : n : n]})
+	return &pp.slab[len(pp.slab)-1]
 }
 
 // dead is the dead letter of input record r with reason.
-func (c *Consumer) dead(r *kgo.Record, reason string) []*kgo.Record {
+func (c *Consumer) dead(r *kgo.Record, reason string) *kgo.Record {
 	c.cfg.Log.Printf("kafka: %s partition %d offset %d: dead letter: %s", r.Topic, r.Partition, r.Offset, reason)
-	return []*kgo.Record{{Topic: c.cfg.DeadTopic, Key: r.Key, Value: r.Value, Headers: []kgo.RecordHeader{
+	return &kgo.Record{Topic: c.cfg.DeadTopic, Key: r.Key, Value: r.Value, Headers: []kgo.RecordHeader{
 		{Key: "reason", Value: []byte(reason)},
 		{Key: "topic", Value: []byte(r.Topic)},
 		{Key: "partition", Value: []byte(strconv.Itoa(int(r.Partition)))},
 		{Key: "offset", Value: []byte(strconv.FormatInt(r.Offset, 10))},
-	}}}
+	}}
 }
 
 // recordEncoder writes a partition's share of a poll's records, each one
-// line without the newline, all into one growing buffer: a record is a slice
-// of it, and stays valid as the buffer grows (append never writes over bytes
-// already written; a grown buffer is a new array, the old one kept alive by
-// the slices into it). The bytes are persona.AppendRecord's, those of evident
-// judge's JSON Lines; a record it declines (never from the rules) is written
-// by encoding/json, HTML not escaped. The zero value is ready.
+// line without the newline, into chunks of encChunk bytes: a record is a
+// slice of a chunk, and stays valid as later records are written (a chunk is
+// never written over; one that a large record outgrows is copied by append
+// into a new array, the old one kept alive by the slices into it). Chunks,
+// not one growing buffer: append grows a large slice by a quarter, copying
+// it all each time, which cost more than encoding the records. The bytes are
+// persona.AppendRecord's, those of evident judge's JSON Lines; a record it
+// declines (never from the rules) is written by encoding/json, HTML not
+// escaped. The zero value is ready.
 type recordEncoder struct {
 	buf jsonBuf
 	enc *json.Encoder
 }
 
+// encChunk is the size of a recordEncoder's chunk; a new chunk is started
+// when the current one has less than encRoom bytes left.
+const encChunk, encRoom = 256 << 10, 16 << 10
+
+func (e *recordEncoder) room() {
+	if cap(e.buf)-len(e.buf) < encRoom {
+		e.buf = make(jsonBuf, 0, encChunk)
+	}
+}
+
+// bytes copies s into the current chunk and returns the copy.
+func (e *recordEncoder) bytes(s string) []byte {
+	e.room()
+	start := len(e.buf)
+	e.buf = append(e.buf, s...)
+	return e.buf[start:len(e.buf):len(e.buf)]
+}
+
 func (e *recordEncoder) encode(rec *persona.Record) ([]byte, error) {
+	e.room()
 	start := len(e.buf)
 	if b, ok := persona.AppendRecord(e.buf, rec); ok {
 		e.buf = b
