@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -62,12 +63,20 @@ func (e *LiveRowError) Unwrap() error { return e.Err }
 
 // LiveStep judges turns[i] of a JudgeLive call against its session's state
 // prev and returns its record and the session's new state. prev is nil for a
-// session with no live turn yet, the stored JSON ([]byte) on the session's
-// first turn in the call, and on its later turns whatever the step returned
-// for the previous one (so a state is decoded once per call, not per turn).
-// The new state is stored as JSON: as is when it is a []byte, else
-// encoding/json's encoding of it, once per session at the end of the call.
-// An error rejects the row and, with it, the whole call.
+// session with no live turn yet; the stored JSON ([]byte) when the store has
+// no current copy of the state in memory; else a value this DB's steps
+// returned for the session's latest turn — in this call, or in an earlier
+// call whose state the store kept in memory (the live state cache, see
+// SetLiveCache; it is used only while the stored row says no other writer
+// has judged the session since). The step may change prev in place and
+// return it: the store hands a kept state to one step at a time and forgets
+// it when the call that changed it stores nothing. Every step given to one
+// DB must therefore read every other's states (persona/live.Resume does).
+// The new state is stored once per session at the end of the call: as is
+// when it is a []byte, by its AppendJSON(b []byte) []byte method when it has
+// one (persona/live.State does: json.Marshal's bytes, written faster), else
+// as encoding/json's encoding. An error rejects the row and, with it, the
+// whole call.
 type LiveStep func(i int, prev any) (persona.Record, any, error)
 
 // JudgeLive judges turns in order against dataset datasetID's live run, in
@@ -82,6 +91,10 @@ type LiveStep func(i int, prev any) (persona.Record, any, error)
 // rolled back): a *LiveRowError for the first turn that could not be judged
 // (a conflict, a step error), else a fatal error (SQLite, an unknown dataset,
 // a record that does not encode, a context ended).
+//
+// Concurrent calls on one DB are written together (group commit, below):
+// a call waits at most for the group being written and then for its own
+// group, whatever the number of callers.
 func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turns []LiveTurn, step LiveStep) ([]LiveResult, int64, error) {
 	c := &liveCall{ctx: ctx, datasetID: datasetID, meta: meta, turns: turns, step: step,
 		done: make(chan struct{}), lead: make(chan struct{})}
@@ -102,7 +115,7 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 	calls := q.pending
 	q.pending = nil
 	q.mu.Unlock()
-	db.judgeLiveCalls(calls)
+	db.judgeLiveCalls(q, calls)
 	q.mu.Lock()
 	if len(q.pending) > 0 {
 		close(q.pending[0].lead) // the oldest waiter writes the next group
@@ -115,12 +128,28 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 }
 
 // Group commit: concurrent JudgeLive calls on one DB queue up while one of
-// them writes; the writer then takes every queued call and writes them in one
-// transaction, each inside its own savepoint (so a call that fails stores
-// nothing and the others still commit), and hands the next group to the
-// oldest waiter. One transaction per group instead of per call is what keeps
-// 50 concurrent single-turn requests from queueing behind 50 commits; SQLite
-// has one writer anyway, and waiting in its busy handler sleeps.
+// them writes; when the writer is done it hands the queue to the oldest
+// waiter, which takes every call queued by then — no batching window, no
+// timer: the calls that arrived while a group was written are the next
+// group — and writes them in one transaction, each inside its own savepoint
+// (so a call that fails stores nothing and the others still commit). One
+// transaction per group instead of per call is what keeps 50 concurrent
+// single-turn requests from queueing behind 50 commits; SQLite has one
+// writer anyway, and waiting in its busy handler sleeps. Per group, not per
+// call, the live run's tally is read and written once per dataset, and the
+// live state of each session is read once (or not at all, below).
+//
+// The live state cache: after a group commits, the new state of each
+// session it judged stays in memory (the step's value, decoded), at most
+// SetLiveCache bytes of them (counted as their stored JSON plus
+// liveEntryOverhead), least recently judged first out. The store's row stays
+// the truth: a group reads each session's live_session.turns, which only
+// grows, in the query that would read its state, and the kept state is used
+// only when the count is the one this DB wrote — else the row's state is
+// read and decoded. So a second DB handle or process judging the session
+// meanwhile is never answered from a stale copy, and a restart starts
+// empty. A kept state leaves the cache while a group uses it (the step may
+// change it in place); it comes back only when that group commits.
 
 // liveCall is one JudgeLive call waiting for, or in, a group.
 type liveCall struct {
@@ -137,14 +166,17 @@ type liveCall struct {
 	lead  chan struct{} // closed to make this call write the next group
 }
 
-// liveQueue is one DB's queue of live calls, and the live statements
-// prepared once on the DB (database/sql keeps each prepared per connection;
-// a group transaction takes them with Tx.StmtContext, which reuses the
-// connection's, so a group parses no SQL once its connection has seen them).
+// liveQueue is one DB's queue of live calls, its live state cache, and the
+// live statements prepared once on the DB (database/sql keeps each prepared
+// per connection; a group transaction takes them with Tx.StmtContext, which
+// reuses the connection's, so a group parses no SQL once its connection has
+// seen them).
 type liveQueue struct {
 	mu      sync.Mutex
 	pending []*liveCall
 	busy    bool // a call is writing a group
+
+	cache liveCache
 
 	prep     sync.Mutex
 	stmts    *liveStmts // nil until prepared
@@ -158,13 +190,114 @@ func liveQueueOf(db *DB) *liveQueue {
 	if q, ok := liveQueues.Load(db); ok {
 		return q.(*liveQueue)
 	}
-	q, _ := liveQueues.LoadOrStore(db, &liveQueue{})
+	q, _ := liveQueues.LoadOrStore(db, &liveQueue{cache: liveCache{max: DefaultLiveCache}})
 	return q.(*liveQueue)
 }
 
+// DefaultLiveCache is the live state cache's default cap: 64 MiB of states,
+// counted as their stored JSON plus liveEntryOverhead each (a decoded
+// persona/live.State takes about 1–3 times its JSON; its reply_texts, the
+// bulk, are the same bytes). About 100,000 sessions of the demo log's size.
+const DefaultLiveCache = 64 << 20
+
+// liveEntryOverhead is what the cache counts per kept state beyond its JSON
+// and session_id: the list element, map slot and decoded form's headers.
+const liveEntryOverhead = 256
+
+// SetLiveCache sets the cap of db's live state cache (see JudgeLive) to
+// maxBytes, evicting the least recently judged states beyond it; 0 (or
+// less) keeps no state in memory, every group reading and decoding the
+// stored rows. Safe to call at any time.
+func (db *DB) SetLiveCache(maxBytes int64) {
+	c := &liveQueueOf(db).cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.max = max(maxBytes, 0)
+	c.evict()
+}
+
+// LiveCacheStats returns what db's live state cache holds now: the number of
+// sessions and the bytes they count for (see SetLiveCache).
+func (db *DB) LiveCacheStats() (sessions int, bytes int64) {
+	c := &liveQueueOf(db).cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m), c.used
+}
+
+// liveCache is the live state cache: an LRU of session states by session_id,
+// capped in bytes.
+type liveCache struct {
+	mu   sync.Mutex
+	max  int64
+	used int64
+	m    map[string]*list.Element // of *liveEntry
+	lru  list.List                // most recently put at the front
+}
+
+// liveEntry is one kept state: the step's value and the session's
+// live_session.turns when it was stored.
+type liveEntry struct {
+	session string
+	state   any
+	turns   int64
+	cost    int64
+}
+
+// take removes and returns session's kept state, nil when none.
+func (c *liveCache) take(session string) *liveEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.m[session]
+	if el == nil {
+		return nil
+	}
+	e := c.lru.Remove(el).(*liveEntry)
+	delete(c.m, session)
+	c.used -= e.cost
+	return e
+}
+
+// put keeps e (replacing a kept state of its session) and evicts beyond the
+// cap.
+func (c *liveCache) put(e *liveEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.cost > c.max {
+		if el := c.m[e.session]; el != nil {
+			c.used -= c.lru.Remove(el).(*liveEntry).cost
+			delete(c.m, e.session)
+		}
+		return
+	}
+	if c.m == nil {
+		c.m = map[string]*list.Element{}
+	}
+	if el := c.m[e.session]; el != nil {
+		c.used -= el.Value.(*liveEntry).cost
+		el.Value = e
+		c.lru.MoveToFront(el)
+	} else {
+		c.m[e.session] = c.lru.PushFront(e)
+	}
+	c.used += e.cost
+	c.evict()
+}
+
+// evict drops the least recently put states until used ≤ max; c.mu held.
+func (c *liveCache) evict() {
+	for c.used > c.max {
+		el := c.lru.Back()
+		e := c.lru.Remove(el).(*liveEntry)
+		delete(c.m, e.session)
+		c.used -= e.cost
+	}
+}
+
 // judgeLiveCalls writes calls in one transaction, one savepoint each, and
-// closes their done channels.
-func (db *DB) judgeLiveCalls(calls []*liveCall) {
+// closes their done channels; after a commit it keeps the group's session
+// states in q's cache.
+func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 	defer func() {
 		for _, c := range calls {
 			close(c.done)
@@ -176,9 +309,12 @@ func (db *DB) judgeLiveCalls(calls []*liveCall) {
 	if !db.readOnly { // a read-only store answers ErrReadOnly from inTx
 		shared, err = liveStatements(ctx, db)
 	}
+	var g *liveGroup
 	if err == nil {
 		err = db.inTx(ctx, func(tx *sql.Tx) error {
-			return judgeLiveGroup(ctx, tx, db, shared.in(ctx, tx), calls)
+			g = &liveGroup{ctx: ctx, tx: tx, db: db, st: shared.in(ctx, tx), cache: &q.cache,
+				runs: map[int64]*liveTally{}, work: map[string]*liveWork{}, now: db.stamp()}
+			return g.write(calls)
 		})
 	}
 	if err != nil {
@@ -187,27 +323,81 @@ func (db *DB) judgeLiveCalls(calls []*liveCall) {
 				c.out, c.runID, c.err = nil, 0, fmt.Errorf("store: live judging: %w", err)
 			}
 		}
+		return
+	}
+	for s, w := range g.work {
+		if w.stored {
+			q.cache.put(&liveEntry{session: s, state: w.state, turns: w.turns, cost: w.cost + int64(len(s)) + liveEntryOverhead})
+		}
 	}
 }
 
-// judgeLiveGroup writes calls in tx, one savepoint each.
-func judgeLiveGroup(ctx context.Context, tx *sql.Tx, db *DB, st *liveStmts, calls []*liveCall) error {
+// liveGroup is one group's transaction and what its calls share.
+type liveGroup struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	db    *DB
+	st    *liveStmts
+	cache *liveCache
+	runs  map[int64]*liveTally // by dataset id: the live runs this group writes
+	work  map[string]*liveWork // by session_id: states as this group left them
+	now   string               // the group's time stamp
+	rec   []byte               // the record encoder's buffer
+	state []byte               // the state encoder's buffer
+	enc   *json.Encoder        // the fallback record encoder, into encBuf
+	encB  bytes.Buffer
+}
+
+// liveTally is a live run's judged count (the next seq) and by_verdict as
+// this group's committed calls left them.
+type liveTally struct {
+	runID     int64
+	seq       int64
+	byVerdict map[persona.Verdict]int
+	dirty     bool // a call added turns: write the tally at the end
+}
+
+// liveWork is a session's state as this group's calls left it, and its
+// live_session.turns in the transaction.
+type liveWork struct {
+	state  any
+	turns  int64
+	cost   int64 // the stored JSON's length
+	stored bool  // a committed call of the group wrote it
+}
+
+// write writes calls in g's transaction, one savepoint each, then the live
+// runs' tallies.
+func (g *liveGroup) write(calls []*liveCall) error {
+	st := g.st
 	for _, c := range calls {
 		if c.err = c.ctx.Err(); c.err != nil {
 			continue
 		}
-		if _, err := st.savepoint.ExecContext(ctx); err != nil {
+		if _, err := st.savepoint.ExecContext(g.ctx); err != nil {
 			return err
 		}
-		c.out, c.runID, c.err = judgeLiveCall(c.ctx, tx, db, st, c)
+		c.out, c.runID, c.err = g.call(c)
 		if c.err != nil {
 			c.out, c.runID = nil, 0
-			if _, err := st.rollbackTo.ExecContext(ctx); err != nil {
+			if _, err := st.rollbackTo.ExecContext(g.ctx); err != nil {
 				return err
 			}
 		}
-		if _, err := st.release.ExecContext(ctx); err != nil {
+		if _, err := st.release.ExecContext(g.ctx); err != nil {
 			return err
+		}
+	}
+	for _, t := range g.runs {
+		if !t.dirty {
+			continue
+		}
+		b, err := json.Marshal(t.byVerdict)
+		if err != nil {
+			return err
+		}
+		if _, err := st.putTally.ExecContext(g.ctx, t.seq, string(b), g.now, t.runID); err != nil {
+			return fmt.Errorf("store: live run %d: %w", t.runID, err)
 		}
 	}
 	return nil
@@ -259,7 +449,9 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 	}{
 		{&st.getTurn, `SELECT t.digest, v.record FROM live_turn t
     JOIN verdict v ON v.run_id = t.run_id AND v.seq = t.seq WHERE t.turn_id = ?`},
-		{&st.getState, "SELECT state FROM live_session WHERE session_id = ?"},
+		// The state only when the caller's kept copy is not current (?2 is
+		// the turns it was kept at, -1 for none): turns only grows.
+		{&st.getState, "SELECT turns, CASE WHEN turns = ?2 THEN NULL ELSE state END FROM live_session WHERE session_id = ?1"},
 		{&st.savepoint, "SAVEPOINT live_call"},
 		{&st.rollbackTo, "ROLLBACK TO live_call"},
 		{&st.release, "RELEASE live_call"},
@@ -268,8 +460,11 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 		{&st.putSession, `INSERT INTO live_session (session_id, state, turns, updated_at) VALUES (?, ?, ?, ?)
     ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, turns = turns + excluded.turns, updated_at = excluded.updated_at`},
 		{&st.putTally, "UPDATE run SET judged = ?, by_verdict = ?, finished_at = ? WHERE id = ?"},
+		// Inserted before the turn is judged: a stored turn_id inserts
+		// nothing (one statement for a new turn instead of a look-up and an
+		// insert); the call's savepoint undoes it when the call fails.
 		{&st.putTurn, `INSERT INTO live_turn (turn_id, session_id, dataset_id, run_id, seq, digest, arrived_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`},
+    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO NOTHING`},
 		{&st.putVerdict, `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
     model_id, prompt_id, verdict, summary, reply_text, record, summary_source)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'rule')`},
@@ -292,118 +487,191 @@ func (st *liveStmts) close() {
 	}
 }
 
-// judgeLiveCall is one call's part of a group's transaction.
-func judgeLiveCall(ctx context.Context, tx *sql.Tx, db *DB, st *liveStmts, c *liveCall) ([]LiveResult, int64, error) {
-	datasetID, meta, turns, step := c.datasetID, c.meta, c.turns, c.step
-	out := make([]LiveResult, len(turns))
-	var runID int64
-	err := func() error {
-		var err error
-		if runID, err = liveRun(ctx, tx, st, db, datasetID, meta); err != nil {
-			return err
-		}
-		var seq int64
-		var bv string
-		if err := st.getTally.QueryRowContext(ctx, runID).Scan(&seq, &bv); err != nil {
-			return fmt.Errorf("store: live run %d: %w", runID, err)
-		}
-		byVerdict := map[persona.Verdict]int{}
-		if err := json.Unmarshal([]byte(bv), &byVerdict); err != nil {
-			return fmt.Errorf("store: live run %d tally: %w", runID, err)
-		}
-		getTurn, getState, putTurn, putVerdict := st.getTurn, st.getState, st.putTurn, st.putVerdict
+// tally returns the live run of datasetID as this group's calls left it,
+// reading (or creating) it on the dataset's first call in the group; fresh
+// tells the caller it did, so a failed call forgets it (the savepoint undoes
+// a run it created).
+func (g *liveGroup) tally(datasetID int64, meta RunMeta) (t *liveTally, fresh bool, err error) {
+	if t := g.runs[datasetID]; t != nil {
+		return t, false, nil
+	}
+	runID, err := liveRun(g.ctx, g.tx, g.st, g.db, datasetID, meta)
+	if err != nil {
+		return nil, false, err
+	}
+	t = &liveTally{runID: runID, byVerdict: map[persona.Verdict]int{}}
+	var bv string
+	if err := g.st.getTally.QueryRowContext(g.ctx, runID).Scan(&t.seq, &bv); err != nil {
+		return nil, false, fmt.Errorf("store: live run %d: %w", runID, err)
+	}
+	if err := json.Unmarshal([]byte(bv), &t.byVerdict); err != nil {
+		return nil, false, fmt.Errorf("store: live run %d tally: %w", runID, err)
+	}
+	g.runs[datasetID] = t
+	return t, true, nil
+}
 
-		now := db.stamp()
-		states := map[string]any{} // sessions touched: their latest state
-		var order []string         // in first-touched order, for the writes
-		counts := map[string]int{}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		for i, lt := range turns {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			t := lt.Turn
-			var digest, rec string
-			switch err := getTurn.QueryRowContext(ctx, t.TurnID).Scan(&digest, &rec); {
-			case err == nil:
-				if digest != lt.Digest {
-					return &LiveRowError{Row: i, Err: fmt.Errorf("%w: turn %q", ErrLiveConflict, t.TurnID)}
-				} else {
-					out[i] = LiveResult{Record: []byte(rec), Repeat: true}
-				}
-				continue
-			case !errors.Is(err, sql.ErrNoRows):
-				return fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
-			}
-			state, seen := states[t.SessionID]
-			if !seen {
-				var s sql.NullString
-				if err := getState.QueryRowContext(ctx, t.SessionID).Scan(&s); err != nil && !errors.Is(err, sql.ErrNoRows) {
-					return fmt.Errorf("store: live session %q: %w", t.SessionID, err)
-				}
-				if s.Valid {
-					state = []byte(s.String)
-				} else {
-					state = nil
-				}
-			}
-			r, next, err := step(i, state)
-			if err != nil {
-				return &LiveRowError{Row: i, Err: fmt.Errorf("turn %q: %w", t.TurnID, err)}
-			}
-			if !r.Verdict.Valid() {
-				return fmt.Errorf("%w: turn %q: verdict %q is not one of the five", ErrInvalid, t.TurnID, r.Verdict)
-			}
-			buf.Reset()
-			if err := enc.Encode(&r); err != nil {
-				return fmt.Errorf("store: turn %q: encode record: %w", t.TurnID, err)
-			}
-			js := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-			if _, err := putTurn.ExecContext(ctx, t.TurnID, t.SessionID, datasetID, runID, seq, lt.Digest, now); err != nil {
-				return fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
-			}
-			if _, err := putVerdict.ExecContext(ctx, runID, seq, r.TurnID, r.SessionID, r.CharacterID, r.ModelID, t.PromptID,
-				string(r.Verdict), r.Summary, nullString(t.ReplyText), string(js)); err != nil {
-				return fmt.Errorf("store: live verdict %q: %w", t.TurnID, err)
-			}
-			seq++
-			byVerdict[r.Verdict]++
-			if !seen {
-				order = append(order, t.SessionID)
-			}
-			states[t.SessionID] = next
-			counts[t.SessionID]++
-			out[i] = LiveResult{Record: append([]byte(nil), js...)}
-		}
-		for _, s := range order {
-			js, ok := states[s].([]byte)
-			if !ok {
-				var err error
-				if js, err = json.Marshal(states[s]); err != nil {
-					return fmt.Errorf("store: live session %q: encode state: %w", s, err)
-				}
-			}
-			if _, err := st.putSession.ExecContext(ctx,
-				s, string(js), counts[s], now); err != nil {
-				return fmt.Errorf("store: live session %q: %w", s, err)
-			}
-		}
-		if len(order) == 0 {
-			return nil
-		}
-		b, err := json.Marshal(byVerdict)
-		if err != nil {
-			return err
-		}
-		_, err = st.putTally.ExecContext(ctx, seq, string(b), now, runID)
-		return err
-	}()
+// session returns session's state as this group left it, else the kept
+// state when the row says it is current, else the stored JSON (nil for a
+// session with no row).
+func (g *liveGroup) session(session string) (*liveWork, error) {
+	if w := g.work[session]; w != nil {
+		return w, nil
+	}
+	kept := g.cache.take(session)
+	keptTurns := int64(-1)
+	if kept != nil {
+		keptTurns = kept.turns
+	}
+	var turns int64
+	var state sql.NullString
+	w := &liveWork{}
+	switch err := g.st.getState.QueryRowContext(g.ctx, session, keptTurns).Scan(&turns, &state); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, fmt.Errorf("store: live session %q: %w", session, err)
+	case !state.Valid: // turns == keptTurns: no other writer since
+		w.state, w.turns = kept.state, turns
+	default:
+		w.state, w.turns = []byte(state.String), turns
+	}
+	g.work[session] = w
+	return w, nil
+}
+
+// encodeRecord returns r's stored JSON (one line, no newline): persona's
+// AppendRecord bytes (the batch output's), or encoding/json's with HTML
+// not escaped when AppendRecord declines.
+func (g *liveGroup) encodeRecord(r *persona.Record) ([]byte, error) {
+	var ok bool
+	if g.rec, ok = persona.AppendRecord(g.rec[:0], r); ok {
+		return g.rec[:len(g.rec)-1], nil
+	}
+	if g.enc == nil {
+		g.enc = json.NewEncoder(&g.encB)
+		g.enc.SetEscapeHTML(false)
+	}
+	g.encB.Reset()
+	if err := g.enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(g.encB.Bytes(), []byte("\n")), nil
+}
+
+// encodeState returns state's stored JSON (see LiveStep).
+func (g *liveGroup) encodeState(state any) ([]byte, error) {
+	switch v := state.(type) {
+	case []byte:
+		return v, nil
+	case interface{ AppendJSON([]byte) []byte }:
+		g.state = v.AppendJSON(g.state[:0])
+		return g.state, nil
+	}
+	return json.Marshal(state)
+}
+
+// call is one call's part of a group's transaction. On an error it forgets
+// what it changed in g (the caller rolls its savepoint back).
+func (g *liveGroup) call(c *liveCall) ([]LiveResult, int64, error) {
+	tally, fresh, err := g.tally(c.datasetID, c.meta)
 	if err != nil {
 		return nil, 0, err
 	}
-	return out, runID, nil
+	counts := map[string]int{} // sessions this call judged: turns each, in order
+	var order []string
+	out, seq, delta, err := g.turns(c, tally, counts, &order)
+	if err != nil {
+		for _, s := range order {
+			delete(g.work, s) // the step may have changed them in place
+		}
+		if fresh {
+			delete(g.runs, c.datasetID)
+		}
+		return nil, 0, err
+	}
+	tally.seq = seq
+	for v, n := range delta {
+		tally.byVerdict[v] += n
+		tally.dirty = true
+	}
+	for _, s := range order {
+		g.work[s].stored = true
+	}
+	return out, tally.runID, nil
+}
+
+// turns judges and writes c's turns after tally's rows and then each judged
+// session's state; it returns the results, the next seq and the verdicts
+// added. counts and order get the sessions it judged (order even on error).
+func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, order *[]string) ([]LiveResult, int64, map[persona.Verdict]int, error) {
+	ctx, st := g.ctx, g.st
+	out := make([]LiveResult, len(c.turns))
+	seq := tally.seq
+	delta := map[persona.Verdict]int{}
+	for i, lt := range c.turns {
+		if err := c.ctx.Err(); err != nil {
+			return nil, 0, nil, err
+		}
+		t := lt.Turn
+		res, err := st.putTurn.ExecContext(ctx, t.TurnID, t.SessionID, c.datasetID, tally.runID, seq, lt.Digest, g.now)
+		if err != nil {
+			return nil, 0, nil, fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, 0, nil, fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
+		} else if n == 0 { // judged before (or earlier in this call)
+			var digest, rec string
+			if err := st.getTurn.QueryRowContext(ctx, t.TurnID).Scan(&digest, &rec); err != nil {
+				return nil, 0, nil, fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
+			}
+			if digest != lt.Digest {
+				return nil, 0, nil, &LiveRowError{Row: i, Err: fmt.Errorf("%w: turn %q", ErrLiveConflict, t.TurnID)}
+			}
+			out[i] = LiveResult{Record: []byte(rec), Repeat: true}
+			continue
+		}
+		if counts[t.SessionID] == 0 {
+			*order = append(*order, t.SessionID) // before the step: it may change the state
+		}
+		w, err := g.session(t.SessionID)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		counts[t.SessionID]++
+		r, next, err := c.step(i, w.state)
+		if err != nil {
+			return nil, 0, nil, &LiveRowError{Row: i, Err: fmt.Errorf("turn %q: %w", t.TurnID, err)}
+		}
+		w.state = next
+		w.turns++
+		if !r.Verdict.Valid() {
+			return nil, 0, nil, fmt.Errorf("%w: turn %q: verdict %q is not one of the five", ErrInvalid, t.TurnID, r.Verdict)
+		}
+		js, err := g.encodeRecord(&r)
+		if err != nil {
+			return nil, 0, nil, fmt.Errorf("store: turn %q: encode record: %w", t.TurnID, err)
+		}
+		rec := string(js)
+		if _, err := st.putVerdict.ExecContext(ctx, tally.runID, seq, r.TurnID, r.SessionID, r.CharacterID, r.ModelID, t.PromptID,
+			string(r.Verdict), r.Summary, nullString(t.ReplyText), rec); err != nil {
+			return nil, 0, nil, fmt.Errorf("store: live verdict %q: %w", t.TurnID, err)
+		}
+		seq++
+		delta[r.Verdict]++
+		out[i] = LiveResult{Record: []byte(rec)}
+	}
+	for _, s := range *order {
+		w := g.work[s]
+		js, err := g.encodeState(w.state)
+		if err != nil {
+			return nil, 0, nil, fmt.Errorf("store: live session %q: encode state: %w", s, err)
+		}
+		w.cost = int64(len(js))
+		if _, err := st.putSession.ExecContext(ctx, s, string(js), counts[s], g.now); err != nil {
+			return nil, 0, nil, fmt.Errorf("store: live session %q: %w", s, err)
+		}
+	}
+	return out, seq, delta, nil
 }
 
 // liveRun returns the live run of datasetID, creating it (and its live_run

@@ -42,7 +42,6 @@
 package live
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -56,7 +55,8 @@ import (
 // State is one session's live judging state: what the recall rule needs to
 // know about the turns of the session judged so far (package doc). The zero
 // value is the state of a session with no turns. It is stored as JSON (its
-// field tags are the stored form); a State is not safe for concurrent use.
+// field tags are the stored form; AppendJSON writes the same bytes as
+// json.Marshal, faster); a State is not safe for concurrent use.
 type State struct {
 	// Turns counts the turns judged so far; it is the arrival position of the
 	// next turn.
@@ -209,29 +209,25 @@ func mustTime(s string) time.Time {
 	return t
 }
 
-// Digest returns a hex SHA-256 of t's columns as JSON (the field order and
-// null handling of persona.Turn's JSON form), so that a re-sent turn can be
-// told apart from a different row with the same turn_id: same digest, same
-// row. named_entities null and [] differ, as they do for the judge.
+// Digest returns a hex SHA-256 of t's columns as JSON (json.Marshal's bytes
+// of persona.Turn: its field order, null handling and HTML escaping), so
+// that a re-sent turn can be told apart from a different row with the same
+// turn_id: same digest, same row. named_entities null and [] differ, as they
+// do for the judge. The JSON is written by hand (appendTurnJSON, held to
+// json.Marshal's bytes by TestDigestIsTheSHA256OfTheTurnsMarshalledJSON and
+// FuzzAppendJSON): stored digests must never change.
 func Digest(t *persona.Turn) string {
 	d := digestBufs.Get().(*digestBuf)
-	defer digestBufs.Put(d)
-	if d.enc == nil {
-		d.enc = json.NewEncoder(&d.b) // HTML escaped, as json.Marshal
+	d.b = appendTurnJSON(d.b[:0], t)
+	sum := sha256.Sum256(d.b)
+	if cap(d.b) <= 64<<10 { // a 1 MiB row's buffer is not kept
+		digestBufs.Put(d)
 	}
-	d.b.Reset()
-	d.enc.Encode(t) // a Turn of strings, bools and lists always encodes
-	b := d.b.Bytes()
-	sum := sha256.Sum256(b[:len(b)-1]) // json.Marshal's bytes: Encode adds '\n'
 	return hex.EncodeToString(sum[:])
 }
 
-// digestBuf is a reused buffer and encoder of Digest (stored digests must
-// not change: the bytes hashed are json.Marshal's).
-type digestBuf struct {
-	b   bytes.Buffer
-	enc *json.Encoder
-}
+// digestBuf is Digest's reused buffer.
+type digestBuf struct{ b []byte }
 
 var digestBufs = sync.Pool{New: func() any { return new(digestBuf) }}
 
