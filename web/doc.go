@@ -43,6 +43,11 @@
 //	POST /runs/{id}/review/undo       decision (id), who
 //	POST /review/who             remember the reviewer's name (cookie), 303 to back
 //	GET  /review/decisions.jsonl every review decision, undone ones included
+//	GET  /review/jobs/{n}        a re-judge's page: state, rows judged of the total, the new run
+//	                             or the error; refreshes itself while queued or running
+//	                             (?watch=1: goes on to the result once done; jobs.go)
+//	GET  /review/jobs/{n}.json   the same as JSON (?after=V waits up to 20 s for a change)
+//	POST /review/jobs/{n}/retry  judge a failed re-judge's decisions again, as a new job
 //	GET  /upload                 upload form (turn log, cards, lexicon; gold)
 //	POST /upload                 multipart; imports and judges, then 303 to the new run
 //	POST /gold                   multipart gold file (evalrun format); stored, 303 back
@@ -140,8 +145,38 @@
 //   - Who: the form's who field, else the evident_who cookie, else
 //     "creator"; every decision and undo remembers it in the cookie. The
 //     decision forms carry the CSRF token like every other POST.
-//   - A decision is stored before its re-judge runs; if judging fails the
-//     decision stays and the page says so.
+//   - A decision is stored in its request; the re-judge it calls for runs
+//     in the background (jobs.go; issue 13: 28.7 s at 100k turns must not
+//     hold a request). When the decision changes the card or the profile
+//     (runstore.Pending), the POST answers at once with 303 to the job's
+//     page (?watch=1), or 202 and the job's JSON for a caller whose Accept
+//     names application/json; when it changes nothing, 303 back to the
+//     queue as before (a script: 200 {"judged_again": false, "next": URL}).
+//     The job page and its JSON show the state (queued, running, done,
+//     failed), the rows judged of the total (the judge's own count through
+//     runstore Options.Also, the total once its first pass has counted),
+//     when it was received, started and ended, and the new run with the
+//     ?from= comparison; the page refreshes itself every 2 s while queued
+//     or running (the Refresh header: no script needed). Each review page
+//     lists its run's jobs.
+//   - At most one re-judge per source run runs at a time, and behind it at
+//     most one waits: a decision on a run whose re-judge is running is
+//     queued, and every later one is coalesced into that queued job, which
+//     reads all their decisions when it starts and judges once
+//     (runstore.Apply of a Plan). So decisions made in a row cost at most
+//     two judgements, and the queued job's run has all of them. Jobs also
+//     take the server's one-judge-at-a-time lock that uploads take; a job
+//     waiting for it shows as queued.
+//   - A failed re-judge keeps its decisions stored and puts back the cards
+//     it had changed (runstore.Apply), so nothing of it is visible; its
+//     page shows the error and a retry button (POST .../retry judges the
+//     same decisions again even when nothing is left to change), or the
+//     dataset can be judged again from the run list. Server.Close (called
+//     by ListenAndServe after the HTTP server shut down) fails the queued
+//     jobs and cancels the running ones: their run writers roll back, no
+//     new run appears, the decisions stay. Jobs live in memory: the last
+//     50 finished ones (maxFinishedJobs) are kept, queued and running ones
+//     always; none survive a restart.
 //
 // # CRYSTAL
 //

@@ -10,23 +10,23 @@ import (
 
 // jobJSON is GET /review/jobs/N.json (jobs.go jobView).
 type jobJSON struct {
-	ID          int64     `json:"id"`
-	Run         int64     `json:"run"`
-	Dataset     int64     `json:"dataset"`
-	Queue       string    `json:"queue"`
-	Decisions   []string  `json:"decisions"`
-	State       string    `json:"state"`
-	Judged      int       `json:"judged"`
-	Total       int       `json:"total"`
-	QueuedAt    time.Time `json:"queued_at"`
-	StartedAt   *time.Time
-	JudgedAgain bool   `json:"judged_again"`
-	NewRun      int64  `json:"new_run"`
-	ResultURL   string `json:"result_url"`
-	Error       string `json:"error"`
-	Retry       string `json:"retry"`
-	URL         string `json:"url"`
-	Version     int64  `json:"version"`
+	ID          int64      `json:"id"`
+	Run         int64      `json:"run"`
+	Dataset     int64      `json:"dataset"`
+	Queue       string     `json:"queue"`
+	Decisions   []string   `json:"decisions"`
+	State       string     `json:"state"`
+	Judged      int        `json:"judged"`
+	Total       int        `json:"total"`
+	QueuedAt    time.Time  `json:"queued_at"`
+	StartedAt   *time.Time `json:"started_at"`
+	JudgedAgain bool       `json:"judged_again"`
+	NewRun      int64      `json:"new_run"`
+	ResultURL   string     `json:"result_url"`
+	Error       string     `json:"error"`
+	Retry       string     `json:"retry"`
+	URL         string     `json:"url"`
+	Version     int64      `json:"version"`
 }
 
 var jobLocRE = regexp.MustCompile(`^/review/jobs/(\d+)\?watch=1$`)
