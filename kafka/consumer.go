@@ -410,11 +410,7 @@ func (c *Consumer) restore(ctx context.Context, cl *kgo.Client, parts []int32) (
 					c.cfg.Log.Printf("kafka: %s partition %d offset %d: unreadable state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
 					continue
 				}
-				lb, err := json.Marshal(&st.Live)
-				if err != nil {
-					c.cfg.Log.Printf("kafka: %s partition %d offset %d: state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
-					continue
-				}
+				lb := st.Live.AppendJSON(nil)
 				turns, err := turnListOf(st.Turns)
 				if err != nil {
 					c.cfg.Log.Printf("kafka: %s partition %d offset %d: state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
@@ -723,26 +719,28 @@ func (c *Consumer) judgePart(ctx context.Context, pp *partPoll) error {
 		if len(ps.turns) == 0 {
 			continue
 		}
-		lb, err := json.Marshal(ps.live)
-		if err != nil {
-			return fmt.Errorf("kafka: encode state of session %q: %w", id, err)
-		}
 		list := make([]byte, len(ps.old), len(ps.old)+len(ps.turns)*(digestLen+24))
 		copy(list, ps.old)
 		for i := range ps.turns {
 			list = appendTurn(list, ps.turns[i].id, &ps.turns[i].digest)
 		}
-		pp.states = append(pp.states, &kgo.Record{Topic: c.cfg.StateTopic, Partition: pp.part, Key: []byte(id), Value: appendState(nil, lb, list)})
+		v, lb := appendState(nil, ps.live, list)
+		pp.states = append(pp.states, &kgo.Record{Topic: c.cfg.StateTopic, Partition: pp.part, Key: []byte(id), Value: v})
 		pp.writes = append(pp.writes, localWrite{session: id, live: lb, turns: list})
 	}
 	return nil
 }
 
 // appendState appends the changelog value of a session, sessionState's JSON
-// ({"live":…,"turns":{turn_id: hex digest,…}}), to b: liveJSON is its live
-// state's JSON, turns its whole turn list.
-func appendState(b, liveJSON, turns []byte) []byte {
-	b = append(append(append(b, `{"live":`...), liveJSON...), `,"turns":{`...)
+// ({"live":…,"turns":{turn_id: hex digest,…}}), to b: st is its live state
+// (written by live.State.AppendJSON, json.Marshal's bytes), turns its whole
+// turn list. It returns the extended b and the live state's JSON within it.
+func appendState(b []byte, st *live.State, turns []byte) (_, liveJSON []byte) {
+	b = append(b, `{"live":`...)
+	start := len(b)
+	b = st.AppendJSON(b)
+	end := len(b)
+	b = append(b, `,"turns":{`...)
 	first := true
 	eachTurn(turns, func(id []byte, at int) { // built by the caller
 		if !first {
@@ -754,7 +752,8 @@ func appendState(b, liveJSON, turns []byte) []byte {
 		b = hex.AppendEncode(b, turns[at:at+digestLen])
 		b = append(b, '"')
 	})
-	return append(b, `}}`...)
+	b = append(b, `}}`...)
+	return b, b[start:end:end]
 }
 
 // appendJSONString appends s as a JSON string: as it is when it is

@@ -62,7 +62,10 @@ func TestATurnListReadsBackAndItsChangelogValueIsTheStatesJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := appendState(nil, lb, list)
+	v, gotLive := appendState(nil, &st, list)
+	if !bytes.Equal(gotLive, lb) {
+		t.Fatalf("live state %s, want json.Marshal's %s", gotLive, lb)
+	}
 	want := sessionState{Live: st, Turns: map[string]string{}}
 	for i, id := range ids {
 		want.Turns[id] = hex.EncodeToString(ds[i][:])
@@ -81,7 +84,7 @@ func TestATurnListReadsBackAndItsChangelogValueIsTheStatesJSON(t *testing.T) {
 	if !reflect.DeepEqual(got, ref) {
 		t.Fatalf("changelog value decodes to %+v, want %+v", got, ref)
 	}
-	if empty := appendState(nil, lb, nil); !bytes.HasSuffix(empty, []byte(`,"turns":{}}`)) || !json.Valid(empty) {
+	if empty, _ := appendState(nil, &st, nil); !bytes.HasSuffix(empty, []byte(`,"turns":{}}`)) || !json.Valid(empty) {
 		t.Fatalf("state without turns: %s", empty)
 	}
 }
