@@ -416,26 +416,42 @@ type liveWork struct {
 	stored bool  // a committed call of the group wrote it
 }
 
-// write writes calls in g's transaction, one savepoint each, then the live
-// runs' tallies.
+// errLiveRollback rolls back a group of one call that failed (the call
+// keeps its own error).
+var errLiveRollback = errors.New("store: live call failed")
+
+// write writes calls in g's transaction, one savepoint each (none for a
+// group of one call: the transaction is its savepoint), then the live runs'
+// tallies.
 func (g *liveGroup) write(calls []*liveCall) error {
 	st := g.st
+	single := len(calls) == 1
 	for _, c := range calls {
 		if c.err = c.ctx.Err(); c.err != nil {
+			if single {
+				return errLiveRollback
+			}
 			continue
 		}
-		if _, err := st.savepoint.ExecContext(g.ctx); err != nil {
-			return err
+		if !single {
+			if _, err := st.savepoint.ExecContext(g.ctx); err != nil {
+				return err
+			}
 		}
 		c.out, c.runID, c.err = g.call(c)
 		if c.err != nil {
 			c.out, c.runID = nil, 0
+			if single {
+				return errLiveRollback
+			}
 			if _, err := st.rollbackTo.ExecContext(g.ctx); err != nil {
 				return err
 			}
 		}
-		if _, err := st.release.ExecContext(g.ctx); err != nil {
-			return err
+		if !single {
+			if _, err := st.release.ExecContext(g.ctx); err != nil {
+				return err
+			}
 		}
 	}
 	for _, t := range g.runs {
