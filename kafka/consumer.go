@@ -59,16 +59,20 @@
 //     one row per session, its live state and the turn_id and digest of
 //     every judged turn, and an LRU of Config.CacheSessions decoded states
 //     sits in front of it. Memory is flat in the number of sessions
-//     beyond the cache: a state not cached is read from the file, a turn's
-//     digest is looked up in it. The file is written after each poll's state
+//     beyond the cache: a state not cached is read from the file, and so is
+//     the turn list of each session a poll touches (to find re-sent
+//     turn_ids and to write the session's changelog value). The file is written after each poll's state
 //     records are produced, with the changelog offset after them; on
 //     assignment it is caught up from that offset (from the start when
 //     missing, or when its offset is outside the changelog's). The changelog
 //     stays the source of truth: a file can be deleted at any time.
-//   - The changelog value of a session is still its whole state (live state,
-//     every turn digest, the records not yet committed), read from the local
-//     store when the session is written; it grows with the turns of a
-//     session, never with the number of sessions.
+//   - The changelog value of a session is still its whole state
+//     (sessionState's JSON: live state and every turn's digest; versions
+//     before the local store also wrote the records not yet committed,
+//     "pending", read and ignored since), built from the local store's row
+//     and the poll's turns; it grows with the turns of a session, never with
+//     the number of sessions (a session reaches Kafka's default 1 MB
+//     max.message.bytes at some 12,000 turns, 80 bytes a turn).
 //   - The partitions of one poll are judged in parallel, up to GOMAXPROCS
 //     at a time (a session lives in one partition, and each partition has its
 //     own local store); within a partition, records are judged in offset
