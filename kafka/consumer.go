@@ -73,11 +73,13 @@
 //     and the poll's turns; it grows with the turns of a session, never with
 //     the number of sessions (a session reaches Kafka's default 1 MB
 //     max.message.bytes at some 12,000 turns, 80 bytes a turn).
-//   - The partitions of one poll are judged in parallel, up to GOMAXPROCS
-//     at a time (a session lives in one partition, and each partition has its
-//     own local store); within a partition, records are judged in offset
-//     order. The poll's records are still produced, and committed, together,
-//     verdicts before states.
+//   - A poll's records are judged in parallel, up to GOMAXPROCS goroutines,
+//     in shares by partition and by a hash of the key (a session's turns are
+//     all in one share: one partition, one key); within a share, records are
+//     judged in offset order. What they give is still produced in the poll's
+//     order, and committed together, verdicts before states. (By partition
+//     alone was not enough: a fetch is filled partition by partition, so a
+//     poll mostly holds one.)
 //   - Produced records are flushed at once (kgo.Client.Flush), not left to
 //     the producer's linger: the poll waits for their acknowledgements.
 //   - A member that is not the partition's owner any more but still writes
@@ -527,18 +529,21 @@ func turnListOf(turns map[string]string) ([]byte, error) {
 	return b, nil
 }
 
-// partPoll is one input partition's share of a poll: its records, in
-// order, and what judging them gives. The partitions of a poll are judged in
-// parallel (each has its own local store, and a session lives in one
-// partition), each partPoll by one goroutine.
+// partPoll is one share of a poll: the records of one input partition whose
+// key falls in one of GOMAXPROCS groups (shareOf), in offset order, and what
+// judging them gives. The shares of a poll are judged in parallel, each by
+// one goroutine: a session's turns are all in one share (its partition, its
+// key), so no two goroutines touch one session. Shares of one partition share
+// its local store (its connection serializes them).
 type partPoll struct {
 	part     int32
 	ls       *localStore
 	recs     []*kgo.Record
+	at       []int                   // each record's position in the poll
+	results  []*kgo.Record           // the poll's, by position: what each record gives (nil: none)
 	sessions map[string]*pollSession // by session_id
 	order    []string                // session_ids, in the order first touched
 	enc      recordEncoder           // the partition's verdict records
-	outs     []*kgo.Record           // verdicts and dead letters, in input order
 	slab     []kgo.Record            // the verdicts' records (outs points into it)
 	hdrs     []kgo.RecordHeader      // their headers
 	states   []*kgo.Record           // one changelog record per session that judged a turn
@@ -599,11 +604,12 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 	if c.crashAt("judged") {
 		return ErrCrashed
 	}
-	// Verdicts and dead letters first, then the state: a crash between the
-	// two leaves the old state, and the replay judges the same again.
-	var outs, states []*kgo.Record
+	// Verdicts and dead letters first (in the poll's order), then the
+	// state: a crash between the two leaves the old state, and the replay
+	// judges the same again.
+	outs := slices.DeleteFunc(pps[0].results, func(r *kgo.Record) bool { return r == nil })
+	var states []*kgo.Record
 	for _, pp := range pps {
-		outs = append(outs, pp.outs...)
 		states = append(states, pp.states...)
 	}
 	if err := c.produce(ctx, outs); err != nil {
@@ -619,18 +625,22 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 	// changelog offset after them (a crash before this leaves a store behind
 	// the changelog, caught up at the next assignment).
 	c.mu.Lock()
-	err = each(pps, func(pp *partPoll) error {
-		if len(pp.states) == 0 {
+	err = each(byPartition(pps), func(same []*partPoll) error {
+		var ws []localWrite
+		next := int64(-1)
+		for _, pp := range same {
+			ws = append(ws, pp.writes...)
+			for _, r := range pp.states {
+				next = max(next, r.Offset+1)
+			}
+		}
+		if len(ws) == 0 {
 			return nil
 		}
-		if c.stores[pp.part] != pp.ls {
-			return fmt.Errorf("kafka: %s partition %d was revoked while its poll was handled", c.cfg.Topic, pp.part)
+		if c.stores[same[0].part] != same[0].ls {
+			return fmt.Errorf("kafka: %s partition %d was revoked while its poll was handled", c.cfg.Topic, same[0].part)
 		}
-		next := int64(0)
-		for _, r := range pp.states {
-			next = max(next, r.Offset+1)
-		}
-		return pp.ls.write(ctx, pp.writes, next)
+		return same[0].ls.write(ctx, ws, next)
 	})
 	c.mu.Unlock()
 	if err != nil {
@@ -655,44 +665,78 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 	return nil
 }
 
-// split groups a poll's records by input partition, in order (c.mu held).
-// The error names a partition without a local store (its restore failed).
+// split cuts a poll's records into shares (partPoll) by input partition and
+// shareOf their key, each in offset order (c.mu held). The error names a
+// partition without a local store (its restore failed).
 func (c *Consumer) split(recs []*kgo.Record) ([]*partPoll, error) {
+	type shareKey struct {
+		part  int32
+		share uint32
+	}
+	groups := uint32(runtime.GOMAXPROCS(0))
+	results := make([]*kgo.Record, len(recs))
 	var pps []*partPoll
-	for _, r := range recs {
-		var pp *partPoll
-		for _, q := range pps { // a poll holds few partitions
-			if q.part == r.Partition {
-				pp = q
-				break
-			}
-		}
+	index := map[shareKey]*partPoll{}
+	for i, r := range recs {
+		k := shareKey{r.Partition, shareOf(r.Key, groups)}
+		pp := index[k]
 		if pp == nil {
 			ls := c.stores[r.Partition]
 			if ls == nil {
 				return nil, fmt.Errorf("kafka: %s partition %d has no local state store (its restore failed)", r.Topic, r.Partition)
 			}
-			pp = &partPoll{part: r.Partition, ls: ls, sessions: map[string]*pollSession{}}
+			pp = &partPoll{part: r.Partition, ls: ls, results: results, sessions: map[string]*pollSession{}}
+			index[k] = pp
 			pps = append(pps, pp)
 		}
 		pp.recs = append(pp.recs, r)
+		pp.at = append(pp.at, i)
 	}
 	return pps, nil
 }
 
-// each runs f on every partPoll, up to GOMAXPROCS at a time, and returns the
-// first error (by position).
-func each(pps []*partPoll, f func(*partPoll) error) error {
-	if len(pps) == 1 {
-		return f(pps[0])
+// shareOf is the share, of groups, of the records keyed key (FNV-1a): every
+// turn of a session has the session_id as its key, so one share.
+func shareOf(key []byte, groups uint32) uint32 {
+	h := uint32(2166136261)
+	for _, b := range key {
+		h = (h ^ uint32(b)) * 16777619
 	}
-	errs := make([]error, len(pps))
+	return h % groups
+}
+
+// byPartition groups shares by their input partition, in first-seen order.
+func byPartition(pps []*partPoll) [][]*partPoll {
+	var out [][]*partPoll
+	for _, pp := range pps {
+		found := false
+		for i := range out {
+			if out[i][0].part == pp.part {
+				out[i] = append(out[i], pp)
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, []*partPoll{pp})
+		}
+	}
+	return out
+}
+
+// each runs f on every element of xs, up to GOMAXPROCS at a time, and
+// returns the first error (by position).
+func each[T any](xs []T, f func(T) error) error {
+	if len(xs) == 1 {
+		return f(xs[0])
+	}
+	errs := make([]error, len(xs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(len(pps), runtime.GOMAXPROCS(0)) {
+	for range min(len(xs), runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(pps); i = int(next.Add(1) - 1) {
-				errs[i] = f(pps[i])
+			for i := int(next.Add(1) - 1); i < len(xs); i = int(next.Add(1) - 1) {
+				errs[i] = f(xs[i])
 			}
 		})
 	}
@@ -705,18 +749,16 @@ func each(pps []*partPoll, f func(*partPoll) error) error {
 	return nil
 }
 
-// judgePart judges the records of one partition's share of a poll, then
+// judgePart judges the records of one share of a poll, then
 // builds the changelog record and local store row of every session that
 // judged a turn: its live state, the digests of all its turns.
 func (c *Consumer) judgePart(ctx context.Context, pp *partPoll) error {
-	for _, r := range pp.recs {
+	for i, r := range pp.recs {
 		o, err := c.judge(ctx, pp, r)
 		if err != nil {
 			return err
 		}
-		if o != nil {
-			pp.outs = append(pp.outs, o)
-		}
+		pp.results[pp.at[i]] = o
 	}
 	for _, id := range pp.order {
 		ps := pp.sessions[id]
