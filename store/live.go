@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"evident/persona"
 )
@@ -392,10 +393,7 @@ type liveGroup struct {
 	runs  map[int64]*liveTally // by dataset id: the live runs this group writes
 	work  map[string]*liveWork // by session_id: states as this group left them
 	now   string               // the group's time stamp
-	rec   []byte               // the record encoder's buffer
 	state []byte               // the state encoder's buffer
-	enc   *json.Encoder        // the fallback record encoder, into encBuf
-	encB  bytes.Buffer
 }
 
 // liveTally is a live run's judged count (the next seq) and by_verdict as
@@ -605,23 +603,30 @@ func (g *liveGroup) session(session string) (*liveWork, error) {
 	return w, nil
 }
 
-// encodeRecord returns r's stored JSON (one line, no newline): persona's
-// AppendRecord bytes (the batch output's), or encoding/json's with HTML
-// not escaped when AppendRecord declines.
-func (g *liveGroup) encodeRecord(r *persona.Record) ([]byte, error) {
+// recEncoder writes records' stored JSON (one line, no newline):
+// persona's AppendRecord bytes (the batch output's), or encoding/json's with
+// HTML not escaped when AppendRecord declines. One per goroutine.
+type recEncoder struct {
+	rec  []byte
+	enc  *json.Encoder // the fallback, into encB
+	encB bytes.Buffer
+}
+
+// encode returns r's stored JSON, valid until the next call.
+func (e *recEncoder) encode(r *persona.Record) ([]byte, error) {
 	var ok bool
-	if g.rec, ok = persona.AppendRecord(g.rec[:0], r); ok {
-		return g.rec[:len(g.rec)-1], nil
+	if e.rec, ok = persona.AppendRecord(e.rec[:0], r); ok {
+		return e.rec[:len(e.rec)-1], nil
 	}
-	if g.enc == nil {
-		g.enc = json.NewEncoder(&g.encB)
-		g.enc.SetEscapeHTML(false)
+	if e.enc == nil {
+		e.enc = json.NewEncoder(&e.encB)
+		e.enc.SetEscapeHTML(false)
 	}
-	g.encB.Reset()
-	if err := g.enc.Encode(r); err != nil {
+	e.encB.Reset()
+	if err := e.enc.Encode(r); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(g.encB.Bytes(), []byte("\n")), nil
+	return bytes.TrimSuffix(e.encB.Bytes(), []byte("\n")), nil
 }
 
 // encodeState returns state's stored JSON (see LiveStep).
@@ -669,33 +674,58 @@ func (g *liveGroup) call(c *liveCall) ([]LiveResult, int64, error) {
 // turns judges and writes c's turns after tally's rows and then each judged
 // session's state; it returns the results, the next seq and the verdicts
 // added. counts and order get the sessions it judged (order even on error).
+//
+// A call of several turns is written in two passes over a pipeline, so
+// that SQLite's inserts and the judging run on two cores: the first pass
+// claims each turn_id (its live_turn row) and reads its session, and hands
+// each new turn, in order, to a goroutine that steps and encodes them one
+// at a time in that order (steps are never concurrent, and each session's
+// see its turns in order, as in one pass); the second pass writes the
+// verdict rows as their records come back. The first failing row is the
+// one reported, as in one pass: the first pass stops at a conflict, and a
+// step error of an earlier row wins over it.
 func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, order *[]string) ([]LiveResult, int64, map[persona.Verdict]int, error) {
 	ctx, st := g.ctx, g.st
 	out := make([]LiveResult, len(c.turns))
-	seq := tally.seq
-	delta := map[persona.Verdict]int{}
+	p := newJudgePipe(c, len(c.turns) > 1)
+	defer p.stop()
+	first := map[string]int{} // turn_id → its row, for the new turns of this call
+	dupOf := map[int]int{}    // a row repeating an earlier new row of this call → that row
+	var newRows []int
+	var conflict error // a conflict found by the first pass (no row after it is looked at)
 	for i, lt := range c.turns {
 		if err := c.ctx.Err(); err != nil {
 			return nil, 0, nil, err
 		}
 		t := lt.Turn
+		seq := tally.seq + int64(len(newRows))
 		res, err := st.putTurn.ExecContext(ctx, t.TurnID, t.SessionID, c.datasetID, tally.runID, seq, lt.Digest, g.now)
 		if err != nil {
 			return nil, 0, nil, fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return nil, 0, nil, fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
-		} else if n == 0 { // judged before (or earlier in this call)
+		} else if n == 0 { // judged before, or earlier in this call
+			if f, ok := first[t.TurnID]; ok { // its verdict row is not written yet
+				if c.turns[f].Digest != lt.Digest {
+					conflict = &LiveRowError{Row: i, Err: fmt.Errorf("%w: turn %q", ErrLiveConflict, t.TurnID)}
+					break
+				}
+				dupOf[i] = f
+				continue
+			}
 			var digest, rec string
 			if err := st.getTurn.QueryRowContext(ctx, t.TurnID).Scan(&digest, &rec); err != nil {
 				return nil, 0, nil, fmt.Errorf("store: live turn %q: %w", t.TurnID, err)
 			}
 			if digest != lt.Digest {
-				return nil, 0, nil, &LiveRowError{Row: i, Err: fmt.Errorf("%w: turn %q", ErrLiveConflict, t.TurnID)}
+				conflict = &LiveRowError{Row: i, Err: fmt.Errorf("%w: turn %q", ErrLiveConflict, t.TurnID)}
+				break
 			}
 			out[i] = LiveResult{Record: []byte(rec), Repeat: true}
 			continue
 		}
+		first[t.TurnID] = i
 		if counts[t.SessionID] == 0 {
 			*order = append(*order, t.SessionID) // before the step: it may change the state
 		}
@@ -704,27 +734,30 @@ func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, 
 			return nil, 0, nil, err
 		}
 		counts[t.SessionID]++
-		r, next, err := c.step(i, w.state)
-		if err != nil {
-			return nil, 0, nil, &LiveRowError{Row: i, Err: fmt.Errorf("turn %q: %w", t.TurnID, err)}
-		}
-		w.state = next
 		w.turns++
-		if !r.Verdict.Valid() {
-			return nil, 0, nil, fmt.Errorf("%w: turn %q: verdict %q is not one of the five", ErrInvalid, t.TurnID, r.Verdict)
+		newRows = append(newRows, i)
+		p.send(i, w)
+	}
+	p.close()
+	delta := map[persona.Verdict]int{}
+	for k, i := range newRows {
+		j := p.recv()
+		if j.err != nil {
+			return nil, 0, nil, j.err
 		}
-		js, err := g.encodeRecord(&r)
-		if err != nil {
-			return nil, 0, nil, fmt.Errorf("store: turn %q: encode record: %w", t.TurnID, err)
-		}
-		rec := string(js)
-		if _, err := st.putVerdict.ExecContext(ctx, tally.runID, seq, r.TurnID, r.SessionID, r.CharacterID, r.ModelID, t.PromptID,
-			string(r.Verdict), r.Summary, nullString(t.ReplyText), rec); err != nil {
+		r, t := &j.rec, c.turns[i].Turn
+		if _, err := st.putVerdict.ExecContext(ctx, tally.runID, tally.seq+int64(k), r.TurnID, r.SessionID, r.CharacterID, r.ModelID, t.PromptID,
+			string(r.Verdict), r.Summary, nullString(t.ReplyText), j.js); err != nil {
 			return nil, 0, nil, fmt.Errorf("store: live verdict %q: %w", t.TurnID, err)
 		}
-		seq++
 		delta[r.Verdict]++
-		out[i] = LiveResult{Record: []byte(rec)}
+		out[i] = LiveResult{Record: j.jsb}
+	}
+	if conflict != nil {
+		return nil, 0, nil, conflict
+	}
+	for i, f := range dupOf {
+		out[i] = LiveResult{Record: out[f].Record, Repeat: true}
 	}
 	for _, s := range *order {
 		w := g.work[s]
@@ -737,7 +770,115 @@ func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, 
 			return nil, 0, nil, fmt.Errorf("store: live session %q: %w", s, err)
 		}
 	}
-	return out, seq, delta, nil
+	return out, tally.seq + int64(len(newRows)), delta, nil
+}
+
+// judgePipe steps and encodes a call's new turns in order: on a goroutine
+// of its own when piped, else at send.
+type judgePipe struct {
+	c       *liveCall
+	jobs    chan judgeJob // piped: to the goroutine
+	results chan judged   // piped: from it, in order
+	done    chan struct{} // piped: closed when the goroutine returned
+	queue   []judged      // not piped: the results
+	failed  bool          // a step failed: later turns are not stepped (the judging goroutine's)
+	abort   atomic.Bool   // the call ended: step nothing more
+	enc     recEncoder
+	closed  bool
+}
+
+type judgeJob struct {
+	row int
+	w   *liveWork
+}
+
+// judged is one new turn's outcome: its record and stored JSON (as a string
+// for the insert and as bytes for the caller), or the row's error.
+type judged struct {
+	rec persona.Record
+	js  string
+	jsb []byte
+	err error
+}
+
+func newJudgePipe(c *liveCall, piped bool) *judgePipe {
+	p := &judgePipe{c: c}
+	if piped {
+		p.jobs = make(chan judgeJob, len(c.turns)) // never blocks: at most one job a turn
+		p.results = make(chan judged, len(c.turns))
+		p.done = make(chan struct{})
+		go func() {
+			defer close(p.done)
+			for job := range p.jobs {
+				p.results <- p.judge(job)
+			}
+		}()
+	}
+	return p
+}
+
+// judge steps and encodes one turn (nothing after a failed one). On the
+// pipe's goroutine when piped: it alone touches job.w.state until the
+// results are read.
+func (p *judgePipe) judge(job judgeJob) judged {
+	if p.failed || p.abort.Load() {
+		return judged{err: errLiveRollback}
+	}
+	t := p.c.turns[job.row].Turn
+	r, next, err := p.c.step(job.row, job.w.state)
+	if err != nil {
+		p.failed = true
+		return judged{err: &LiveRowError{Row: job.row, Err: fmt.Errorf("turn %q: %w", t.TurnID, err)}}
+	}
+	job.w.state = next
+	if !r.Verdict.Valid() {
+		p.failed = true
+		return judged{err: fmt.Errorf("%w: turn %q: verdict %q is not one of the five", ErrInvalid, t.TurnID, r.Verdict)}
+	}
+	js, err := p.enc.encode(&r)
+	if err != nil {
+		p.failed = true
+		return judged{err: fmt.Errorf("store: turn %q: encode record: %w", t.TurnID, err)}
+	}
+	rec := string(js)
+	return judged{rec: r, js: rec, jsb: []byte(rec)}
+}
+
+func (p *judgePipe) send(row int, w *liveWork) {
+	if p.jobs != nil {
+		p.jobs <- judgeJob{row, w}
+		return
+	}
+	p.queue = append(p.queue, p.judge(judgeJob{row, w}))
+}
+
+// close says no more turns come.
+func (p *judgePipe) close() {
+	if p.jobs != nil && !p.closed {
+		close(p.jobs)
+	}
+	p.closed = true
+}
+
+// recv returns the next turn's outcome, in send order.
+func (p *judgePipe) recv() judged {
+	if p.jobs != nil {
+		return <-p.results
+	}
+	j := p.queue[0]
+	p.queue = p.queue[1:]
+	return j
+}
+
+// stop ends the goroutine (stepping nothing more) and waits for it, so no
+// state is changed after the call returns.
+func (p *judgePipe) stop() {
+	if p.jobs == nil {
+		return
+	}
+	p.abort.Store(true)
+	p.close()
+	<-p.done
 }
 
 // liveRun returns the live run of datasetID, creating it (and its live_run
