@@ -58,14 +58,15 @@
 //     SQLite file per assigned input partition (Config.StateDir) holds, in
 //     one row per session, its live state and the turn_id and digest of
 //     every judged turn, and an LRU of Config.CacheSessions decoded states
-//     sits in front of it. Memory is flat in the number of sessions
-//     beyond the cache: a state not cached is read from the file, and so is
-//     the turn list of each session a poll touches (to find re-sent
-//     turn_ids and to write the session's changelog value). The file is written after each poll's state
-//     records are produced, with the changelog offset after them; on
-//     assignment it is caught up from that offset (from the start when
-//     missing, or when its offset is outside the changelog's). The changelog
-//     stays the source of truth: a file can be deleted at any time.
+//     sits in front of it. Memory is flat in the number of sessions beyond
+//     the cache: a state not cached is read from the file, and so is the
+//     turn list of each session a poll touches (to find re-sent turn_ids and
+//     to write the session's changelog value). The file is written after
+//     each poll's state records are produced, with the changelog offset
+//     after them; on assignment it is caught up from that offset (from the
+//     start when missing, or when its offset is outside the changelog's).
+//     The changelog stays the source of truth: a file can be deleted at any
+//     time.
 //   - The changelog value of a session is still its whole state
 //     (sessionState's JSON: live state and every turn's digest; versions
 //     before the local store also wrote the records not yet committed,
@@ -543,8 +544,8 @@ type partPoll struct {
 	results  []*kgo.Record           // the poll's, by position: what each record gives (nil: none)
 	sessions map[string]*pollSession // by session_id
 	order    []string                // session_ids, in the order first touched
-	enc      recordEncoder           // the partition's verdict records
-	slab     []kgo.Record            // the verdicts' records (outs points into it)
+	enc      recordEncoder           // the share's verdict records
+	slab     []kgo.Record            // the verdicts' records (results point into it)
 	hdrs     []kgo.RecordHeader      // their headers
 	states   []*kgo.Record           // one changelog record per session that judged a turn
 	writes   []localWrite            // the local store's rows, with states
@@ -940,16 +941,16 @@ func (c *Consumer) dead(r *kgo.Record, reason string) *kgo.Record {
 	}}
 }
 
-// recordEncoder writes a partition's share of a poll's records, each one
-// line without the newline, into chunks of encChunk bytes: a record is a
-// slice of a chunk, and stays valid as later records are written (a chunk is
-// never written over; one that a large record outgrows is copied by append
-// into a new array, the old one kept alive by the slices into it). Chunks,
-// not one growing buffer: append grows a large slice by a quarter, copying
-// it all each time, which cost more than encoding the records. The bytes are
-// persona.AppendRecord's, those of evident judge's JSON Lines; a record it
-// declines (never from the rules) is written by encoding/json, HTML not
-// escaped. The zero value is ready.
+// recordEncoder writes a share's records, each one line without the
+// newline, into chunks of encChunk bytes: a record is a slice of a chunk, and
+// stays valid as later records are written (a chunk is never written over;
+// one that a large record outgrows is copied by append into a new array, the
+// old one kept alive by the slices into it). Chunks, not one growing buffer:
+// append grows a large slice by a quarter, copying it all each time, which
+// cost more than encoding the records. The bytes are persona.AppendRecord's,
+// those of evident judge's JSON Lines; a record it declines (never from the
+// rules) is written by encoding/json, HTML not escaped. The zero value is
+// ready.
 type recordEncoder struct {
 	buf jsonBuf
 	enc *json.Encoder
