@@ -13,7 +13,10 @@
 # 3, median shown): the run page, filtered pages, a search, a two-letter
 # search (the scan path), one turn, page N of one verdict, the
 # models-disagree page and its page N, and once the first view of a search
-# (its counts are then kept, so the repeats of a search are warm). Server VmRSS is sampled every 0.2 s
+# (its counts are then kept, so the repeats of a search are warm). Then,
+# unless BENCH_DURING=0, the same pages and review decisions while a second
+# import of the same turns runs into the store (p50/p99/max over every
+# request, errors, decisions saved). Server VmRSS is sampled every 0.2 s
 # while the pages run; VmHWM (peak) is read at the end. Prints one table per
 # size. Files go to $BENCH_OUT (default bench/out/, gitignored).
 set -euo pipefail
@@ -103,6 +106,49 @@ for n in $sizes; do
 		t=$(for _ in $(seq "$repeat"); do ms "${pages[$name]}"; done | median)
 		printf '%-28s %10s\n' "$name" "$t"
 	done
+	# While an import runs (issue 13: every page keeps answering, p99 ≤ 300
+	# ms, and review decisions are saved): a second `judge --db` of the same
+	# turns into the same store (another dataset and run) in the background;
+	# meanwhile the pages above are fetched in turn, and after each round a
+	# review decision (a forbidden-topic sample of run 1 confirmed) is
+	# posted, until the import ends. Every request's time is kept; a non-200
+	# page or a decision not answered 303 counts as an error.
+	if [[ ${BENCH_DURING:-1} == 1 ]]; then
+		# a review form's session cookie and CSRF value, as a browser posts them
+		jar="$out/cookies-$n.txt"
+		csrf=$(curl -sS -c "$jar" -b "$jar" "$base/review/forbidden" | grep -o 'name="csrf" value="[^"]*"' | head -1 | sed 's/.*value="//; s/"$//')
+		forbidden=$(curl -sS "$base?verdict=%EA%B8%88%EC%A7%80%20%EC%86%8C%EC%9E%AC%20%EC%A0%91%EC%B4%89" | grep -o 'T-[0-9]\{9\}' | sort -u | head -50)
+		lat="$out/during-$n.txt"
+		: >"$lat"
+		errors=0 decisions=0 rounds=0
+		"$out/evident" judge --db "$db" --turns "$turns" --cards "$out/cards.json" --lexicon "$out/lexicon.csv" \
+			>/dev/null 2>"$out/judge-during-$n.err" &
+		imp=$!
+		while kill -0 "$imp" 2>/dev/null; do
+			for name in "run page" "verdict 말투 어긋남" "character+model" "session" "search 청명검" "search 1 letter 백" "one turn" "page $pageN of a verdict" "disagreements"; do
+				if t=$(ms "${pages[$name]}"); then echo "$t page" >>"$lat"; else errors=$((errors + 1)); fi
+			done
+			turn=$(echo "$forbidden" | sed -n "$(( rounds % $(echo "$forbidden" | wc -l) + 1 ))p")
+			res=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' -b "$jar" --data "csrf=$csrf&turn=$turn&value=confirm&who=bench" "$base/review/forbidden")
+			if [[ ${res%% *} == 303 ]]; then
+				decisions=$((decisions + 1))
+				awk -v t="${res#* }" 'BEGIN { printf "%.0f decision\n", t * 1000 }' >>"$lat"
+			else
+				errors=$((errors + 1))
+			fi
+			rounds=$((rounds + 1))
+		done
+		wait "$imp" || { echo "store.sh: the import during the pages failed (see $out/judge-during-$n.err)" >&2; exit 1; }
+		# pct KIND: count, p50, p99 and max ms of the requests of one kind
+		pct() { awk -v k="$1" '$2 == k { print $1 }' "$lat" | sort -n |
+			awk '{ a[NR] = $1 } END { i = int(NR * 0.99 + 0.5); if (i < 1) i = 1; if (NR == 0) print 0, "-", "-", "-"; else print NR, a[int((NR + 1) / 2)], a[i], a[NR] }'; }
+		printf '%-28s %10s\n' "while an import runs:" "n p50/p99/max ms"
+		read -r k p50 p99 worst < <(pct page)
+		printf '%-28s %10s\n' "  pages" "$k $p50/$p99/$worst"
+		read -r k p50 p99 worst < <(pct decision)
+		printf '%-28s %10s\n' "  decisions saved" "$k $p50/$p99/$worst"
+		printf '%-28s %10s\n' "  errors" "$errors"
+	fi
 	hwm=$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status")
 	kill "$sampler" 2>/dev/null || true
 	rss_max=$(sort -n "$rss_log" | tail -1 | awk '{ printf "%.0f", $1 / 1024 }')

@@ -130,10 +130,19 @@
 //     its Commit is refused until the import has committed, so no run is
 //     ever visible before its dataset. Reclaim removes dead runs before dead
 //     imports (a dead import's run references its dataset).
-//   - The search index (verdict_fts) is written in the transactions that
-//     write a run's rows, and the run is marked indexed (run_search) in its
-//     Commit, so a run is searchable by index from the moment it is
-//     visible. A rolled-back or reclaimed run leaves its index entries
+//   - The search index (verdict_fts) of a file store's runs lives in a
+//     sidecar file, PATH-search (side.go; migration 0011): a RunWriter
+//     hands each committed batch's rows to a goroutine that writes them
+//     there with the sidecar's own write lock, on the other core, while the
+//     next batch is judged and written (the index was 40 % of the run's
+//     serial write time), and Commit waits for it, so the run is marked
+//     indexed (run_search) and becomes visible at once, searchable by index
+//     from the moment it is listed. An in-memory store, and runs indexed
+//     before 0011, keep the index in the store's own verdict_fts, written in
+//     the transactions that write the run's rows. A lost or foreign sidecar
+//     is replaced by an empty one at Open and its runs count as not indexed
+//     (searches read rows, same answers) until IndexPending, which evident
+//     serve runs at start. A rolled-back or reclaimed run leaves its index entries
 //     behind: the index is contentless (deleting an entry needs its text),
 //     and every candidate is checked on its row's own text, so a stale
 //     entry costs a candidate, never a wrong result. IndexRunText indexes

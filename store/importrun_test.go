@@ -314,17 +314,17 @@ func TestShortSearchesUseTheIndex(t *testing.T) {
 		}
 	}
 	t.Run("the index serves a two-character query on a padded run, and not 가 with its 300 trigrams", func(t *testing.T) {
-		m, none, ok, err := db.shortMatch(ctx, "먹쇠", 1)
+		m, none, ok, err := db.shortMatch(ctx, runIndex{pool: db.sql, schema: "main"}, "먹쇠", 1)
 		if err != nil || !ok || none || m != "\"먹쇠가\" OR \"먹쇠\uE000\"" {
 			t.Fatalf("shortMatch(먹쇠) = %q, %v, %v, %v", m, none, ok, err)
 		}
-		if _, _, ok, err := db.shortMatch(ctx, "가", 1); ok || err != nil {
+		if _, _, ok, err := db.shortMatch(ctx, runIndex{pool: db.sql, schema: "main"}, "가", 1); ok || err != nil {
 			t.Fatalf("shortMatch(가): ok %v, %v", ok, err)
 		}
-		if _, none, ok, _ := db.shortMatch(ctx, "없", 1); !ok || !none {
+		if _, none, ok, _ := db.shortMatch(ctx, runIndex{pool: db.sql, schema: "main"}, "없", 1); !ok || !none {
 			t.Fatalf("shortMatch(없): ok %v, none %v", ok, none)
 		}
-		if _, _, ok, _ := db.shortMatch(ctx, "É", 1); ok {
+		if _, _, ok, _ := db.shortMatch(ctx, runIndex{pool: db.sql, schema: "main"}, "É", 1); ok {
 			t.Fatal("a letter the tokenizer folds beyond ASCII must read the rows")
 		}
 	})
@@ -348,7 +348,7 @@ func TestShortSearchesUseTheIndex(t *testing.T) {
 			}
 		}
 		// 먹쇠 is in a few rows: a count (need = the cap) uses the index.
-		if _, _, ok, _ := db.shortMatch(ctx, "먹쇠", db.SearchCap()); !ok {
+		if _, _, ok, _ := db.shortMatch(ctx, runIndex{pool: db.sql, schema: "main"}, "먹쇠", db.SearchCap()); !ok {
 			t.Error("a count of 먹쇠 should use the index")
 		}
 	})

@@ -76,6 +76,7 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("%w: %s has schema version %d, this program needs %d; open it once with a command that writes (evident import, evident serve) to migrate it",
 			ErrSchemaTooOld, path, have, known)
 	}
+	db.openSideReadOnly(ctx, abs)
 	return db, nil
 }
 
@@ -95,6 +96,7 @@ func openRO(ctx context.Context, abs, path string, immutable bool) (*DB, error) 
 		return nil, fmt.Errorf("store: open %s read-only: %w", path, err)
 	}
 	db := newDB(sdb, path)
+	db.dsn = dsn
 	db.readOnly, db.immutable = true, immutable
 	if _, err := db.readVersion(ctx); err != nil {
 		sdb.Close()

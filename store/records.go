@@ -40,7 +40,7 @@ type Filter struct {
 // args. Text is checked on each row (evident_contains, search.go); match,
 // when not "", adds the search index's candidates (an FTS5 expression;
 // DB.whereOf decides), and none says the index holds no candidate.
-func (f Filter) whereWith(runID int64, match string, none bool) (string, []any) {
+func (f Filter) whereWith(runID int64, schema, match string, none bool) (string, []any) {
 	clauses := []string{"run_id = ?"}
 	args := []any{runID}
 	for _, c := range []struct{ col, val string }{
@@ -67,7 +67,7 @@ func (f Filter) whereWith(runID int64, match string, none bool) (string, []any) 
 			return " WHERE " + strings.Join(clauses, " AND "), args
 		}
 		if match != "" {
-			clauses = append(clauses, "rowid IN (SELECT rowid FROM verdict_fts WHERE verdict_fts MATCH ?)")
+			clauses = append(clauses, "rowid IN (SELECT rowid FROM "+schema+".verdict_fts WHERE verdict_fts MATCH ?)")
 			args = append(args, match)
 		}
 		clauses = append(clauses, containsFunc+"(summary, reply_text, ?)")
@@ -79,34 +79,39 @@ func (f Filter) whereWith(runID int64, match string, none bool) (string, []any) 
 // whereOf is f.whereWith using the run's search index when it is complete:
 // the AND of trigrams for a query of three or more characters (ftsQuery),
 // the indexed trigrams that begin with it for one of one or two on a run
-// indexed padded (shortMatch), else no index (the rows are read).
-func (db *DB) whereOf(ctx context.Context, runID int64, f Filter) (string, []any, error) {
+// indexed padded (shortMatch), else no index (the rows are read). pool is
+// where the query must run: the store, or for a search through the
+// sidecar's index the pool that attaches it (side.go).
+func (db *DB) whereOf(ctx context.Context, runID int64, f Filter) (where string, args []any, pool *sql.DB, err error) {
 	var match string
 	var none bool
+	ix := runIndex{pool: db.sql, schema: "main"}
 	if f.Text != "" {
-		indexed, padded, err := db.textIndex(ctx, runID)
-		if err != nil {
-			return "", nil, err
+		if ix, err = db.textIndex(ctx, runID); err != nil {
+			return "", nil, nil, err
 		}
 		q := normalizeQuery(f.Text)
-		if m, ok := ftsQuery(q); ok && indexed {
+		if m, ok := ftsQuery(q); ok && ix.indexed {
 			match = m
-		} else if !ok && padded && q != "" && !strings.ContainsRune(q, 0) {
+		} else if !ok && ix.padded && q != "" && !strings.ContainsRune(q, 0) {
 			need := db.SearchCap() // the most rows a count reads (textCross)
 			if f.Limit > 0 {
 				need = f.Limit + max(f.Offset, 0) // a page reads only its own
 			}
-			m, no, ok, err := db.shortMatch(ctx, q, need)
+			m, no, ok, err := db.shortMatch(ctx, ix, q, need)
 			if err != nil {
-				return "", nil, err
+				return "", nil, nil, err
 			}
 			if ok {
 				match, none = m, no
 			}
 		}
+		if match == "" {
+			ix.pool = db.sql // rows read: the index is not needed
+		}
 	}
-	w, args := f.whereWith(runID, match, none)
-	return w, args, nil
+	where, args = f.whereWith(runID, ix.schema, match, none)
+	return where, args, ix.pool, nil
 }
 
 // Entry is one stored verdict record with its position in the run and its
@@ -124,7 +129,7 @@ func (db *DB) Entries(ctx context.Context, runID int64, f Filter) ([]Entry, erro
 	if _, err := db.Run(ctx, runID); err != nil {
 		return nil, err
 	}
-	where, args, err := db.whereOf(ctx, runID, f)
+	where, args, pool, err := db.whereOf(ctx, runID, f)
 	if err != nil {
 		return nil, err
 	}
@@ -137,13 +142,18 @@ func (db *DB) Entries(ctx context.Context, runID int64, f Filter) ([]Entry, erro
 		q += " LIMIT ? OFFSET ?"
 		args = append(args, limit, max(f.Offset, 0))
 	}
-	return db.scanEntries(ctx, runID, q, args)
+	return db.scanEntriesOn(ctx, pool, runID, q, args)
 }
 
 // scanEntries runs q (selecting seq, record, summary_source,
-// summary_rejected_by) and decodes its rows.
+// summary_rejected_by) on the store and decodes its rows.
 func (db *DB) scanEntries(ctx context.Context, runID int64, q string, args []any) ([]Entry, error) {
-	rows, err := db.sql.QueryContext(ctx, q, args...)
+	return db.scanEntriesOn(ctx, db.sql, runID, q, args)
+}
+
+// scanEntriesOn is scanEntries on pool (whereOf's).
+func (db *DB) scanEntriesOn(ctx context.Context, pool *sql.DB, runID int64, q string, args []any) ([]Entry, error) {
+	rows, err := pool.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: records of run %d: %w", runID, err)
 	}
@@ -238,11 +248,11 @@ func (db *DB) CountByVerdict(ctx context.Context, runID int64, f Filter) (map[pe
 			return out, nil
 		}
 	}
-	where, args, err := db.whereOf(ctx, runID, f)
+	where, args, pool, err := db.whereOf(ctx, runID, f)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.sql.QueryContext(ctx, "SELECT verdict, count(*) FROM verdict"+where+" GROUP BY verdict", args...)
+	rows, err := pool.QueryContext(ctx, "SELECT verdict, count(*) FROM verdict"+where+" GROUP BY verdict", args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: count run %d: %w", runID, err)
 	}

@@ -85,6 +85,13 @@ type RunWriter struct {
 	// im is the import this run judges as it is written (Importer.BeginRun);
 	// nil for a run of a committed dataset or of files.
 	im *Importer
+
+	// ix writes the run's search index into the sidecar (side.go), fed
+	// pend, the rows of the batch being flushed, after each commit; nil
+	// for a store without a sidecar (the index is written in the batch's
+	// own transaction, indexRow).
+	ix   *sideIndexer
+	pend []sideRow
 }
 
 // The statements of a run's batch, by pendingRow.stmt.
@@ -131,6 +138,44 @@ func indexRow(p *pendingRow, res sql.Result) (int, []any, bool, error) {
 		reply = s
 	}
 	return runSearch, []any{id, indexText(p.args[8].(string)), indexText(reply)}, true, nil
+}
+
+// collect is a run batch's writeBatch.then on a store with a sidecar: each
+// verdict row's rowid and texts wait in pend for the batch to commit.
+func (w *RunWriter) collect(p *pendingRow, res sql.Result) (int, []any, bool, error) {
+	if p.stmt != runVerdict {
+		return 0, nil, false, nil
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return runSearch, nil, false, err
+	}
+	reply, _ := p.args[9].(string)
+	w.pend = append(w.pend, sideRow{rowid: id, summary: p.args[8].(string), reply: reply})
+	return 0, nil, false, nil
+}
+
+// handOver is a run batch's writeBatch.after with a sidecar: a committed
+// batch's rows go to the indexer (blocking while it is two batches
+// behind); those of a failed one are dropped.
+func (w *RunWriter) handOver(err error) error {
+	rows := w.pend
+	w.pend = nil
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	return w.ix.send(rows)
+}
+
+// stopIndexer waits for the sidecar indexer to write what it was given and
+// returns its error; nil without one (or when stopped before).
+func (w *RunWriter) stopIndexer() error {
+	if w.ix == nil {
+		return nil
+	}
+	err := w.ix.finish()
+	w.ix = nil
+	return err
 }
 
 // runCommitHooks run inside the transaction of a run's last batch, after
@@ -229,6 +274,10 @@ func (db *DB) beginRun(ctx context.Context, meta RunMeta, im *Importer) (*RunWri
 		return nil, fmt.Errorf("store: begin run: %w", err)
 	}
 	w.b = &writeBatch{db: db, ctx: ctx, queries: runQueries, errf: runErrs, then: indexRow}
+	if db.side.w != nil {
+		w.ix = db.startIndexer(ctx)
+		w.b.then, w.b.after = w.collect, w.handOver
+	}
 	return w, nil
 }
 
@@ -379,6 +428,23 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 		w.Rollback()
 		return RunInfo{}, w.err
 	}
+	place := "main"
+	if w.ix != nil {
+		// The last rows first, then the index catches up, then the run
+		// becomes visible, indexed (the final transaction below).
+		place = "side"
+		if len(w.b.rows) > 0 {
+			err = w.b.flush(nil)
+		}
+		if ierr := w.stopIndexer(); err == nil {
+			err = ierr
+		}
+		if err != nil {
+			w.fail(fmt.Errorf("store: commit run: %w", err))
+			w.Rollback()
+			return RunInfo{}, w.err
+		}
+	}
 	err = w.b.flush(func(tx *sql.Tx) error {
 		if w.fpsChanged {
 			fb, err := json.Marshal(w.meta.Fingerprints)
@@ -393,8 +459,9 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 			finished, w.n, t.Rejected, string(bv), w.id); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(w.ctx, `INSERT INTO run_search (run_id, next_seq, indexed_at, padded) VALUES (?, ?, ?, 1)
-    ON CONFLICT (run_id) DO UPDATE SET next_seq = excluded.next_seq, indexed_at = excluded.indexed_at, padded = 1`, w.id, w.n, finished); err != nil {
+		if _, err := tx.ExecContext(w.ctx, `INSERT INTO run_search (run_id, next_seq, indexed_at, padded, place) VALUES (?, ?, ?, 1, ?)
+    ON CONFLICT (run_id) DO UPDATE SET next_seq = excluded.next_seq, indexed_at = excluded.indexed_at, padded = 1,
+    place = excluded.place`, w.id, w.n, finished, place); err != nil {
 			return err
 		}
 		for _, hook := range runCommitHooks {
@@ -445,6 +512,7 @@ func (w *RunWriter) Rollback() error {
 		return nil
 	}
 	w.done = true
+	w.stopIndexer() // its entries stay: the contentless index tolerates them
 	return w.db.rollbackTarget(w.ctx, "run", w.id, w.lk)
 }
 

@@ -157,25 +157,40 @@ func ftsQuery(q string) (string, bool) {
 	return strings.Join(parts, " AND "), true
 }
 
-// TextIndexed reports whether every row of the run is in the search index
-// (RunWriter.Commit or IndexRunText finished).
+// TextIndexed reports whether every row of the run is in a search index
+// this DB reads (RunWriter.Commit or IndexRunText finished, and for a run
+// indexed in the sidecar, the sidecar is this store's: side.go).
 func (db *DB) TextIndexed(ctx context.Context, runID int64) (bool, error) {
-	ok, _, err := db.textIndex(ctx, runID)
-	return ok, err
+	ix, err := db.textIndex(ctx, runID)
+	return ix.indexed, err
 }
 
-// textIndex reports whether the run is indexed and whether its texts were
-// indexed padded (indexText), so that short queries can use the index.
-func (db *DB) textIndex(ctx context.Context, runID int64) (indexed, padded bool, err error) {
+// runIndex is where a run's search index is and how it was written.
+type runIndex struct {
+	indexed bool    // every row is in it, and this DB reads it
+	padded  bool    // indexed with indexPad, so short queries can use it
+	pool    *sql.DB // reads it: the store, or the pool attaching the sidecar
+	schema  string  // its schema in pool's connections: "main" or "search"
+}
+
+// textIndex tells where the run's index is (runIndex); not indexed when
+// the run has none yet or it is in a sidecar this DB cannot read.
+func (db *DB) textIndex(ctx context.Context, runID int64) (runIndex, error) {
 	var at sql.NullString
-	err = db.sql.QueryRowContext(ctx, "SELECT indexed_at, padded FROM run_search WHERE run_id = ?", runID).Scan(&at, &padded)
+	var padded bool
+	var place string
+	err := db.sql.QueryRowContext(ctx, "SELECT indexed_at, padded, place FROM run_search WHERE run_id = ?", runID).Scan(&at, &padded, &place)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, false, nil
+		return runIndex{pool: db.sql, schema: "main"}, nil
 	}
 	if err != nil {
-		return false, false, fmt.Errorf("store: search index of run %d: %w", runID, err)
+		return runIndex{}, fmt.Errorf("store: search index of run %d: %w", runID, err)
 	}
-	return at.Valid, padded && at.Valid, nil
+	pool, schema, ok := db.searchPool(place)
+	if !ok {
+		return runIndex{pool: db.sql, schema: "main"}, nil
+	}
+	return runIndex{indexed: at.Valid, padded: padded && at.Valid, pool: pool, schema: schema}, nil
 }
 
 // indexPad follows every non-empty text in the index (migration 0010): with
@@ -236,11 +251,11 @@ func (db *DB) shortScan(ctx context.Context, docs, need int) (bool, error) {
 // trigrams, or a letter the trigram tokenizer folds other than ASCII (it
 // folds case beyond ASCII; the check folds ASCII only). none reports that
 // no indexed trigram begins with q: nothing matches.
-func (db *DB) shortMatch(ctx context.Context, q string, need int) (m string, none, ok bool, err error) {
+func (db *DB) shortMatch(ctx context.Context, ix runIndex, q string, need int) (m string, none, ok bool, err error) {
 	if foldsBeyondASCII(q) {
 		return "", false, false, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, "SELECT term, doc FROM verdict_fts_vocab WHERE term >= ? AND term <= ? LIMIT ?",
+	rows, err := ix.pool.QueryContext(ctx, "SELECT term, doc FROM "+ix.schema+".verdict_fts_vocab WHERE term >= ? AND term <= ? LIMIT ?",
 		q, q+"\U0010FFFF\U0010FFFF", maxShortTerms+1)
 	if err != nil {
 		return "", false, false, fmt.Errorf("store: search %q: %w", q, err)
@@ -283,68 +298,31 @@ const IndexBatch = 5000
 // search index, IndexBatch rows per transaction, and marks the run indexed
 // when all are in. Progress is stored with each batch, so a call after an
 // interrupted one (a killed process, a cancelled context) goes on where it
-// stopped; a call on an indexed run does nothing. ErrNotFound when the run
-// does not exist or is not committed.
+// stopped; a call on an indexed run does nothing. A run indexed anew goes
+// into the sidecar of a file store (side.go); one begun in the store's own
+// index before migration 0011 is finished there. ErrNotFound when the run
+// does not exist or is not committed; ErrReadOnly on a DB from
+// OpenReadOnly. A live run (IsLiveRun) is not indexed: its rows keep
+// coming, so its searches read them.
 func (db *DB) IndexRunText(ctx context.Context, runID int64) error {
 	if _, err := db.Run(ctx, runID); err != nil {
 		return err
 	}
+	if live, err := db.IsLiveRun(ctx, runID); err != nil || live {
+		return err // a live run grows: its searches read its rows
+	}
 	for {
+		var next int
+		var place string
 		done := false
 		err := db.inTx(ctx, func(tx *sql.Tx) error {
-			var next int
 			var at sql.NullString
-			err := tx.QueryRowContext(ctx, "SELECT next_seq, indexed_at FROM run_search WHERE run_id = ?", runID).Scan(&next, &at)
+			err := tx.QueryRowContext(ctx, "SELECT next_seq, indexed_at, place FROM run_search WHERE run_id = ?", runID).Scan(&next, &at, &place)
 			if errors.Is(err, sql.ErrNoRows) {
-				_, err = tx.ExecContext(ctx, "INSERT INTO run_search (run_id, next_seq, padded) VALUES (?, 0, 1)", runID)
+				next, place = 0, db.indexPlace()
+				_, err = tx.ExecContext(ctx, "INSERT INTO run_search (run_id, next_seq, padded, place) VALUES (?, 0, 1, ?)", runID, place)
 			}
-			if err != nil {
-				return err
-			}
-			if at.Valid {
-				done = true
-				return nil
-			}
-			rows, err := tx.QueryContext(ctx, `SELECT rowid, seq, summary, coalesce(reply_text, '') FROM verdict
-    WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?`, runID, next, IndexBatch)
-			if err != nil {
-				return err
-			}
-			type row struct {
-				rowid          int64
-				summary, reply string
-			}
-			var batch []row
-			last := next - 1
-			for rows.Next() {
-				var r row
-				if err := rows.Scan(&r.rowid, &last, &r.summary, &r.reply); err != nil {
-					rows.Close()
-					return err
-				}
-				batch = append(batch, r)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			if len(batch) > 0 {
-				stmt, err := tx.PrepareContext(ctx, "INSERT INTO verdict_fts (rowid, summary, reply_text) VALUES (?, ?, ?)")
-				if err != nil {
-					return err
-				}
-				defer stmt.Close()
-				for _, r := range batch {
-					if _, err := stmt.ExecContext(ctx, r.rowid, indexText(r.summary), indexText(r.reply)); err != nil {
-						return err
-					}
-				}
-			}
-			var stamp any
-			if len(batch) < IndexBatch {
-				stamp, done = db.stamp(), true
-			}
-			_, err = tx.ExecContext(ctx, "UPDATE run_search SET next_seq = ?, indexed_at = ? WHERE run_id = ?", last+1, stamp, runID)
+			done = at.Valid
 			return err
 		})
 		if err != nil {
@@ -353,5 +331,114 @@ func (db *DB) IndexRunText(ctx context.Context, runID int64) error {
 		if done {
 			return nil
 		}
+		if place == "side" && db.side.w == nil {
+			return fmt.Errorf("store: search index of run %d: it is kept in %s, which this DB has not opened", runID, SidePath(db.path))
+		}
+		if done, err = db.indexBatch(ctx, runID, next, place); err != nil {
+			return fmt.Errorf("store: search index of run %d: %w", runID, err)
+		}
+		if done {
+			return nil
+		}
 	}
+}
+
+// indexBatch indexes the run's next IndexBatch rows from seq next into the
+// index at place and stores the progress; done when the run is complete.
+// Into the store's own index, rows and progress share one transaction;
+// into the sidecar, the sidecar's transaction commits first (a process
+// killed in between indexes that batch again: a repeated entry, which the
+// contentless index tolerates).
+func (db *DB) indexBatch(ctx context.Context, runID int64, next int, place string) (done bool, err error) {
+	read := func(q querier) ([]sideRow, int, error) {
+		rows, err := q.QueryContext(ctx, `SELECT rowid, seq, summary, coalesce(reply_text, '') FROM verdict
+    WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?`, runID, next, IndexBatch)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer rows.Close()
+		var batch []sideRow
+		last := next - 1
+		for rows.Next() {
+			var r sideRow
+			if err := rows.Scan(&r.rowid, &last, &r.summary, &r.reply); err != nil {
+				return nil, 0, err
+			}
+			batch = append(batch, r)
+		}
+		return batch, last, rows.Err()
+	}
+	progress := func(tx *sql.Tx, n, last int) error {
+		var stamp any
+		if n < IndexBatch {
+			stamp, done = db.stamp(), true
+		}
+		_, err := tx.ExecContext(ctx, "UPDATE run_search SET next_seq = ?, indexed_at = ? WHERE run_id = ?", last+1, stamp, runID)
+		return err
+	}
+	if place == "side" {
+		batch, last, err := read(db.sql)
+		if err != nil {
+			return false, err
+		}
+		if len(batch) > 0 {
+			if err := db.insertSide(ctx, batch); err != nil {
+				return false, err
+			}
+		}
+		return done, db.inTx(ctx, func(tx *sql.Tx) error { return progress(tx, len(batch), last) })
+	}
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		batch, last, err := read(tx)
+		if err != nil {
+			return err
+		}
+		if len(batch) > 0 {
+			stmt, err := tx.PrepareContext(ctx, "INSERT INTO verdict_fts (rowid, summary, reply_text) VALUES (?, ?, ?)")
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for _, r := range batch {
+				if _, err := stmt.ExecContext(ctx, r.rowid, indexText(r.summary), indexText(r.reply)); err != nil {
+					return err
+				}
+			}
+		}
+		return progress(tx, len(batch), last)
+	})
+	return done, err
+}
+
+// IndexPending indexes every committed run whose search index is not
+// complete (IndexRunText), oldest first: the runs of a store whose sidecar
+// was lost (side.go) or whose indexing was interrupted. evident serve runs
+// it in the background at start; searches of those runs read rows until
+// they are done. Live runs are left out (IndexRunText: they grow). It
+// stops at ctx's end.
+func (db *DB) IndexPending(ctx context.Context) error {
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.id FROM run r LEFT JOIN run_search s ON s.run_id = r.id
+    WHERE r.finished_at IS NOT NULL AND s.indexed_at IS NULL AND r.id NOT IN (SELECT run_id FROM live_run) ORDER BY r.id`)
+	if err != nil {
+		return fmt.Errorf("store: runs to index: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: runs to index: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: runs to index: %w", err)
+	}
+	for _, id := range ids {
+		if err := db.IndexRunText(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

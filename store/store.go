@@ -58,6 +58,11 @@ type DB struct {
 	sql  *sql.DB
 	keep *sql.Conn // in-memory only: holds the memdb alive until Close
 	path string
+	dsn  string // what sql was opened with (the search pool opens it too)
+
+	// side is the search sidecar (side.go); the zero value is none (an
+	// in-memory store: its runs are indexed in verdict_fts).
+	side sideState
 	now  func() time.Time // the clock stamping rows; tests replace it
 
 	// readOnly: opened by OpenReadOnly; immutable: with SQLite's
@@ -173,6 +178,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	db := newDB(sdb, path)
+	db.dsn = dsn
 	fail := func(err error) (*DB, error) {
 		db.Close()
 		return nil, err
@@ -198,6 +204,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	if err := db.reclaim(ctx); err != nil {
 		return fail(fmt.Errorf("store: open %s: %w", path, err))
+	}
+	if path != MemoryPath {
+		if err := db.openSide(ctx, params); err != nil {
+			return fail(fmt.Errorf("store: open %s: %w", path, err))
+		}
 	}
 	return db, nil
 }
@@ -228,7 +239,7 @@ func (db *DB) Close() error {
 		errs = append(errs, db.keep.Close())
 		db.keep = nil
 	}
-	errs = append(errs, db.sql.Close())
+	errs = append(errs, db.closeSide(), db.sql.Close())
 	return errors.Join(errs...)
 }
 

@@ -258,7 +258,7 @@ func (db *DB) textCross(ctx context.Context, runID int64, f Filter) (cross []Cro
 	if live > 0 {
 		return nil, false, false, nil
 	}
-	where, args, err := db.whereOf(ctx, runID, f)
+	where, args, pool, err := db.whereOf(ctx, runID, f)
 	if err != nil {
 		return nil, false, false, err
 	}
@@ -266,7 +266,7 @@ func (db *DB) textCross(ctx context.Context, runID int64, f Filter) (cross []Cro
 	// cap was hit and is taken off again (it is the group's max(seq) that is
 	// the largest of all).
 	limit := db.SearchCap()
-	rows, err := db.sql.QueryContext(ctx, "SELECT character_id, model_id, verdict, count(*), max(seq) FROM (SELECT seq, character_id, model_id, verdict FROM verdict"+where+
+	rows, err := pool.QueryContext(ctx, "SELECT character_id, model_id, verdict, count(*), max(seq) FROM (SELECT seq, character_id, model_id, verdict FROM verdict"+where+
 		" ORDER BY seq LIMIT ?) GROUP BY character_id, model_id, verdict ORDER BY character_id, model_id", append(args, limit+1)...)
 	if err != nil {
 		return nil, false, false, fmt.Errorf("store: count run %d: %w", runID, err)
@@ -420,11 +420,11 @@ func (db *DB) groupCounts(ctx context.Context, runID int64, col string, f Filter
 			return groupCross(cross, f, col), err
 		}
 	}
-	where, args, err := db.whereOf(ctx, runID, f)
+	where, args, pool, err := db.whereOf(ctx, runID, f)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.sql.QueryContext(ctx, "SELECT "+col+", verdict, count(*) FROM verdict"+where+
+	rows, err := pool.QueryContext(ctx, "SELECT "+col+", verdict, count(*) FROM verdict"+where+
 		" GROUP BY "+col+", verdict ORDER BY "+col, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: count run %d by %s: %w", runID, col, err)

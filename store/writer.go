@@ -309,6 +309,10 @@ type writeBatch struct {
 	// verdict row's search index entry, keyed by the row's rowid); ok false
 	// for none.
 	then func(p *pendingRow, res sql.Result) (stmt int, args []any, ok bool, err error)
+	// after, when set, is told the outcome of each flush once its
+	// transaction ended (a RunWriter then hands the batch's rows to its
+	// sidecar indexer); its error becomes the flush's.
+	after func(err error) error
 }
 
 // pendingRow is one row waiting in a writeBatch.
@@ -390,6 +394,9 @@ func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
 	b.rows, b.bytes = b.rows[:0], 0
 	clear(b.keys)
 	b.flushes++
+	if b.after != nil {
+		return b.after(err)
+	}
 	return err
 }
 

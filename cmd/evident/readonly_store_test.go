@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"evident/store"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,12 +129,13 @@ func TestReadCommandsOnReadOnlyStore(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"run": 1`) || !strings.Contains(errOut, "gold labels not stored") {
 		t.Fatalf("eval: %v\nstdout %.200q\nstderr %q", err, out, errOut)
 	}
+	// the store and its search sidecar (written with it, before the reads)
 	entries, _ := os.ReadDir(storeDir)
-	if len(entries) != 1 {
+	if len(entries) != 2 || entries[0].Name() != "e.db" || entries[1].Name() != filepath.Base(store.SidePath(dbPath)) {
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
 		}
-		t.Fatalf("the store directory holds %q, want only e.db", names)
+		t.Fatalf("the store directory holds %q, want only e.db and e.db-search", names)
 	}
 }

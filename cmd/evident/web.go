@@ -180,6 +180,18 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	// Runs whose search index is missing (a lost sidecar, an interrupted
+	// index) are indexed in the background; their searches read rows
+	// meanwhile. It ends with the server, before the store closes.
+	ixCtx, ixStop := context.WithCancel(ctx)
+	ixDone := make(chan struct{})
+	go func() {
+		defer close(ixDone)
+		if err := db.IndexPending(ixCtx); err != nil && ixCtx.Err() == nil {
+			fmt.Fprintf(errw, "search index: %v (searches of the runs left read their rows)\n", err)
+		}
+	}()
+	defer func() { ixStop(); <-ixDone }()
 	return web.ListenAndServe(ctx, addr, token, srv, func(a net.Addr) {
 		fmt.Fprintf(errw, "serving http://%s/ (store %s); Ctrl-C stops\n", a, db.Path())
 	})

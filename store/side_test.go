@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+)
+
+// sideTexts are replies of hand-picked shape for the sidecar tests: each
+// query below has a known set of matching rows (by seq).
+var sideTexts = []string{"먹쇠가 왔어.", "등대 앞에서 보자.", "응", "등대지기 먹쇠", "Coffee 한 잔"}
+
+// sideQueries maps a query to the seqs whose reply or summary holds it
+// (the summaries of synth hold "번 회차", never these).
+var sideQueries = map[string][]int{
+	"먹쇠":     {0, 3},
+	"등대":     {1, 3},
+	"등대지기":   {3},
+	"coffee": {4},
+	"없는말":    nil,
+}
+
+// writeSideRun stores one run of sideTexts into db.
+func writeSideRun(t *testing.T, db *DB) RunInfo {
+	t.Helper()
+	turns, recs := synthSet(len(sideTexts))
+	for i, text := range sideTexts {
+		turns[i].ReplyText = sp(text)
+		recs[i].Evidence[0].Value = text
+	}
+	return writeRun(t, db, testMeta, recs, turns)
+}
+
+// searchSeqs runs each of sideQueries on the run and fails on a wrong answer.
+func searchSeqs(t *testing.T, db *DB, runID int64, when string) {
+	t.Helper()
+	for q, want := range sideQueries {
+		es, err := db.Entries(context.Background(), runID, Filter{Text: q})
+		if err != nil {
+			t.Fatalf("%s: search %q: %v", when, q, err)
+		}
+		if got := seqsOf(es); !slices.Equal(got, want) {
+			t.Errorf("%s: search %q: seqs %v, want %v", when, q, got, want)
+		}
+	}
+}
+
+// placeOf reads where the run's index lives and whether it is complete.
+func placeOf(t *testing.T, db *DB, runID int64) (string, bool) {
+	t.Helper()
+	var place string
+	var at *string
+	if err := db.sql.QueryRow("SELECT place, indexed_at FROM run_search WHERE run_id = ?", runID).Scan(&place, &at); err != nil {
+		t.Fatal(err)
+	}
+	return place, at != nil
+}
+
+// sideTerms counts the trigrams of the sidecar's index (what the
+// indexer wrote), read through the sidecar's own pool.
+func sideTerms(t *testing.T, db *DB) int {
+	t.Helper()
+	var n int
+	if err := db.side.w.QueryRow("SELECT count(*) FROM verdict_fts_vocab").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestAFileStoreKeepsItsSearchIndexInTheSidecar: a run written to a file
+// store is indexed in PATH-search, not in the store's own verdict_fts, is
+// listed indexed the moment it is visible, and its searches give the
+// hand-checked rows, also after the store is opened again and when it is
+// opened read-only.
+func TestAFileStoreKeepsItsSearchIndexInTheSidecar(t *testing.T) {
+	db, path := openFile(t)
+	run := writeSideRun(t, db)
+	if place, indexed := placeOf(t, db, run.ID); place != "side" || !indexed {
+		t.Fatalf("run_search: place %q, indexed %v; want side, indexed", place, indexed)
+	}
+	if _, err := os.Stat(SidePath(path)); err != nil {
+		t.Fatalf("no sidecar: %v", err)
+	}
+	var mainTerms int
+	if err := db.sql.QueryRow("SELECT count(*) FROM verdict_fts_vocab").Scan(&mainTerms); err != nil {
+		t.Fatal(err)
+	}
+	if mainTerms != 0 || sideTerms(t, db) == 0 {
+		t.Fatalf("trigrams: %d in the store's index, %d in the sidecar's; want none and some", mainTerms, sideTerms(t, db))
+	}
+	searchSeqs(t, db, run.ID, "as written")
+	db.Close()
+
+	db2, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if ok, err := db2.TextIndexed(context.Background(), run.ID); !ok || err != nil {
+		t.Fatalf("reopened: TextIndexed = %v, %v; want the sidecar kept", ok, err)
+	}
+	searchSeqs(t, db2, run.ID, "reopened")
+
+	ro, err := OpenReadOnly(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if ok, err := ro.TextIndexed(context.Background(), run.ID); !ok || err != nil {
+		t.Fatalf("read-only: TextIndexed = %v, %v; want the sidecar attached", ok, err)
+	}
+	searchSeqs(t, ro, run.ID, "read-only")
+}
+
+// TestALostOrForeignSidecarIsRebuilt: when the sidecar is deleted, or is
+// another store's, the store's runs indexed there count as not indexed
+// (their searches read rows, with the same answers), a read-only open does
+// not use the foreign one, and IndexPending indexes them again into a
+// fresh sidecar.
+func TestALostOrForeignSidecarIsRebuilt(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{"deleted", "another store's"} {
+		t.Run(how, func(t *testing.T) {
+			db, path := openFile(t)
+			run := writeSideRun(t, db)
+			db.Close()
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(SidePath(path) + suffix)
+			}
+			if how == "another store's" {
+				other, otherPath := openFile(t)
+				writeSideRun(t, other)
+				other.Close()
+				b, err := os.ReadFile(SidePath(otherPath))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(SidePath(path), b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				ro, err := OpenReadOnly(ctx, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := ro.TextIndexed(ctx, run.ID); ok || err != nil {
+					t.Fatalf("read-only with a foreign sidecar: TextIndexed = %v, %v; want false", ok, err)
+				}
+				searchSeqs(t, ro, run.ID, "read-only, foreign sidecar")
+				ro.Close()
+			}
+
+			db2, err := Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db2.Close()
+			if place, indexed := placeOf(t, db2, run.ID); place != "side" || indexed {
+				t.Fatalf("after the sidecar was %s: place %q, indexed %v; want side, not indexed", how, place, indexed)
+			}
+			if n := sideTerms(t, db2); n != 0 {
+				t.Fatalf("the new sidecar holds %d trigrams; want it emptied", n)
+			}
+			searchSeqs(t, db2, run.ID, "not indexed")
+			if err := db2.IndexPending(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if place, indexed := placeOf(t, db2, run.ID); place != "side" || !indexed {
+				t.Fatalf("after IndexPending: place %q, indexed %v; want side, indexed", place, indexed)
+			}
+			searchSeqs(t, db2, run.ID, "indexed again")
+		})
+	}
+}
+
+// TestAnInMemoryStoreIndexesInItsOwnTable: a store without a file has no
+// sidecar; its runs are indexed in verdict_fts (place main).
+func TestAnInMemoryStoreIndexesInItsOwnTable(t *testing.T) {
+	db := openMem(t)
+	run := writeSideRun(t, db)
+	if place, indexed := placeOf(t, db, run.ID); place != "main" || !indexed {
+		t.Fatalf("run_search: place %q, indexed %v; want main, indexed", place, indexed)
+	}
+	searchSeqs(t, db, run.ID, "in memory")
+}
