@@ -2,8 +2,10 @@ package persona
 
 import (
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -246,8 +248,44 @@ func nfcAll(l []string) []string {
 	return out
 }
 
-// oneJondaemalSentence implements check 10.
+// summaryMemo remembers check 10's answer for the summaries the judge saw
+// last: summaries come from a few templates (7,450 distinct among 300,000
+// records of bench/gen's log), and reading each again was a third of the
+// checks' CPU at judge time. A fixed table of slots, each holding one
+// summary and its answer, replaced by the newest summary hashing there:
+// bounded (summaryMemoSlots entries) and safe for the judge's workers
+// without a lock; a hit compares the whole summary, so it never answers
+// for another text.
+type summaryMemo struct {
+	seed  maphash.Seed
+	slots [summaryMemoSlots]atomic.Pointer[memoEntry]
+}
+
+const summaryMemoSlots = 4096
+
+type memoEntry struct {
+	summary string
+	ok      bool
+	why     string
+}
+
+// oneJondaemalSentence implements check 10 (through j.memo when set).
 func (j *Judge) oneJondaemalSentence(s string) (bool, string) {
+	if j.memo == nil {
+		return j.readSummary(s)
+	}
+	slot := &j.memo.slots[maphash.String(j.memo.seed, s)%summaryMemoSlots]
+	if e := slot.Load(); e != nil && e.summary == s {
+		return e.ok, e.why
+	}
+	ok, why := j.readSummary(s)
+	slot.Store(&memoEntry{summary: s, ok: ok, why: why})
+	return ok, why
+}
+
+// readSummary is check 10 itself: outside 「」, one sentence, ending in
+// 존댓말 by the judge's profile.
+func (j *Judge) readSummary(s string) (bool, string) {
 	var b strings.Builder
 	depth := 0
 	for _, r := range norm.NFC.String(s) {

@@ -2,6 +2,7 @@ package persona
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 
 	"evident/persona/speech"
@@ -14,6 +15,7 @@ type Judge struct {
 	profile *speech.Profile
 	lexicon *Lexicon
 	cards   map[string]*cardRules
+	memo    *summaryMemo // check 10's recent answers (checks.go)
 }
 
 // cardRules is a card plus what the rules precompute from it.
@@ -31,7 +33,8 @@ func NewJudge(cards []Card, lexicon []LexiconRow, profile *speech.Profile) (*Jud
 	if profile == nil {
 		profile = speech.Seed()
 	}
-	j := &Judge{profile: profile, lexicon: NewLexicon(lexicon), cards: make(map[string]*cardRules, len(cards))}
+	j := &Judge{profile: profile, lexicon: NewLexicon(lexicon), cards: make(map[string]*cardRules, len(cards)),
+		memo: &summaryMemo{seed: maphash.MakeSeed()}}
 	for _, c := range cards {
 		if _, dup := j.cards[c.CharacterID]; dup {
 			return nil, fmt.Errorf("character_card: duplicate character_id %q", c.CharacterID)
