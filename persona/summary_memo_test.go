@@ -16,9 +16,9 @@ func TestCheckTenAnswersTheSameWithItsMemo(t *testing.T) {
 	bare := *j
 	bare.memo = nil
 	hand := map[string]string{
-		"답장 1번은 반말로 끝났습니다.":             "",
-		"답장 2번은 반말로 끝났습니다. 두 문장입니다.":    "summary has 2 sentences, want one",
-		"답장 3번은 반말로 끝났어.":              "summary does not end in 존댓말",
+		"답장 1번은 반말로 끝났습니다.":           "",
+		"답장 2번은 반말로 끝났습니다. 두 문장입니다.":  "summary has 2 sentences, want one",
+		"답장 3번은 반말로 끝났어.":             "summary does not end in 존댓말",
 		"「먹쇠. 왔어」라는 말이 답장 4번에 있었습니다.": "",
 	}
 	var summaries []string
