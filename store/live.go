@@ -179,6 +179,7 @@ type liveQueue struct {
 	busy    bool // a call is writing a group
 
 	cache liveCache
+	ckpt  liveCheckpoints
 
 	prep     sync.Mutex
 	stmts    *liveStmts // nil until prepared
@@ -327,11 +328,74 @@ func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 		}
 		return
 	}
+	turns := 0
 	for s, w := range g.work {
 		if w.stored {
 			q.cache.put(&liveEntry{session: s, state: w.state, turns: w.turns, cost: w.cost + int64(len(s)) + liveEntryOverhead})
 		}
 	}
+	for _, t := range g.runs {
+		turns += int(t.added)
+	}
+	db.liveCommitted(q, turns)
+}
+
+// Checkpoints: SQLite's WAL is copied back into the database file by a
+// checkpoint, which by default the committing connection runs inside its
+// COMMIT once the WAL holds 1,000 pages: a copy of megabytes and two fsyncs
+// while the live queue waits behind it, every few hundred turns — the
+// single-turn requests' tail latency (an fsync on a busy disk takes tens of
+// milliseconds). So a live group's connection commits with automatic
+// checkpoints off, and every liveCheckpointTurns committed live turns a
+// goroutine runs a PASSIVE checkpoint on a connection of the pool while the
+// next groups are written (WAL mode lets a checkpoint and a writer run
+// together; the other core does the copy). Should the WAL still hold more
+// than liveWALLimit pages after one (writers kept it from restarting), or a
+// checkpoint fail, live groups commit with SQLite's automatic checkpoint
+// again until a background one leaves the WAL small: the WAL never grows
+// without bound. Other writers of the store keep SQLite's default.
+
+// liveCheckpointTurns is how many committed live turns start a background
+// checkpoint: about SQLite's 1,000 pages at 1.3 to 2 pages a turn.
+const liveCheckpointTurns = 600
+
+// liveWALLimit is the WAL size, in pages, past which live groups go back to
+// SQLite's automatic checkpoint (about 80 MiB of 4 KiB pages).
+var liveWALLimit = 20_000
+
+// liveCheckpoints is a DB's background checkpoint state.
+type liveCheckpoints struct {
+	running atomic.Bool
+	since   atomic.Int64                     // live turns committed since the last one started
+	inline  atomic.Bool                      // commit with SQLite's automatic checkpoint
+	start   func()                           // tests: called before each one
+	done    func(log, copied int, err error) // tests: called after each one
+}
+
+// liveCommitted counts turns committed by a group and starts a background
+// checkpoint when they reach liveCheckpointTurns (none for an in-memory
+// store: it has no WAL).
+func (db *DB) liveCommitted(q *liveQueue, turns int) {
+	if db.path == MemoryPath || turns == 0 {
+		return
+	}
+	ck := &q.ckpt
+	if ck.since.Add(int64(turns)) < liveCheckpointTurns || !ck.running.CompareAndSwap(false, true) {
+		return
+	}
+	ck.since.Store(0)
+	go func() {
+		defer ck.running.Store(false)
+		if ck.start != nil {
+			ck.start()
+		}
+		var busy, log, copied int
+		err := db.sql.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied)
+		ck.inline.Store(err != nil || log > liveWALLimit)
+		if ck.done != nil {
+			ck.done(log, copied, err)
+		}
+	}()
 }
 
 // liveInTx is inTx (store.go) on a connection of its own, set up for a
@@ -357,11 +421,15 @@ func (db *DB) liveInTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, livePragmas); err != nil {
+	pragmas := livePragmas
+	if liveQueueOf(db).ckpt.inline.Load() {
+		pragmas = livePragmasInline
+	}
+	if _, err := conn.ExecContext(ctx, pragmas); err != nil {
 		return err
 	}
 	defer func() {
-		if _, err := conn.ExecContext(ctx, "PRAGMA temp_store = DEFAULT"); err != nil {
+		if _, err := conn.ExecContext(ctx, livePragmasAfter); err != nil {
 			conn.Raw(func(any) error { return driver.ErrBadConn }) // database/sql closes it
 		}
 	}()
@@ -381,7 +449,15 @@ func (db *DB) liveInTx(ctx context.Context, fn func(*sql.Tx) error) error {
 // idle connections (16) hold one, and only those that wrote live groups.
 const liveCacheKiB = 16 << 10
 
-var livePragmas = fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d", liveCacheKiB)
+// livePragmas set a connection up for a live group (liveInTx, and
+// "Checkpoints" above); livePragmasInline with SQLite's automatic
+// checkpoint; livePragmasAfter set back what the screen's queries and other
+// writers on the connection expect (1,000: SQLite's default).
+var (
+	livePragmas       = fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d; PRAGMA wal_autocheckpoint = 0", liveCacheKiB)
+	livePragmasInline = fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d; PRAGMA wal_autocheckpoint = 1000", liveCacheKiB)
+	livePragmasAfter  = "PRAGMA temp_store = DEFAULT; PRAGMA wal_autocheckpoint = 1000"
+)
 
 // liveGroup is one group's transaction and what its calls share.
 type liveGroup struct {
@@ -402,7 +478,8 @@ type liveTally struct {
 	runID     int64
 	seq       int64
 	byVerdict map[persona.Verdict]int
-	dirty     bool // a call added turns: write the tally at the end
+	dirty     bool  // a call added turns: write the tally at the end
+	added     int64 // turns the group's committed calls added
 }
 
 // liveWork is a session's state as this group's calls left it, and its
@@ -614,6 +691,9 @@ type recEncoder struct {
 
 // encode returns r's stored JSON, valid until the next call.
 func (e *recEncoder) encode(r *persona.Record) ([]byte, error) {
+	if e.rec == nil {
+		e.rec = make([]byte, 0, 4<<10) // a demo record is 1-2 KiB: no regrowth
+	}
 	var ok bool
 	if e.rec, ok = persona.AppendRecord(e.rec[:0], r); ok {
 		return e.rec[:len(e.rec)-1], nil
@@ -660,6 +740,7 @@ func (g *liveGroup) call(c *liveCall) ([]LiveResult, int64, error) {
 		}
 		return nil, 0, err
 	}
+	tally.added += seq - tally.seq
 	tally.seq = seq
 	for v, n := range delta {
 		tally.byVerdict[v] += n
