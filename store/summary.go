@@ -472,7 +472,8 @@ func (db *DB) CountBy(ctx context.Context, runID int64, column string, f Filter)
 // in one transaction with the run's disagreeing prompts: disagree maps a
 // scope (as RunSummary.Disagree) to its prompt_ids in first-appearance order.
 // Rows of scopes not in disagree are removed. ErrNotFound when the run does
-// not exist.
+// not exist; ErrInvalid for a live run (it grows, so a stored summary would
+// go stale: the screen counts it on each view).
 func (db *DB) PutRunSummary(ctx context.Context, s RunSummary, disagree map[string][]string) error {
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -484,6 +485,12 @@ func (db *DB) PutRunSummary(ctx context.Context, s RunSummary, disagree map[stri
 			return fmt.Errorf("%w: run %d", ErrNotFound, s.RunID)
 		} else if err != nil {
 			return fmt.Errorf("store: summary of run %d: %w", s.RunID, err)
+		}
+		var live int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM live_run WHERE run_id = ?", s.RunID).Scan(&live); err != nil {
+			return fmt.Errorf("store: summary of run %d: %w", s.RunID, err)
+		} else if live > 0 {
+			return fmt.Errorf("%w: run %d is a live run, which grows: it is counted on each view, not summarised", ErrInvalid, s.RunID)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO run_summary (run_id, computed_at, summary) VALUES (?, ?, ?)
     ON CONFLICT (run_id) DO UPDATE SET computed_at = excluded.computed_at, summary = excluded.summary`,
@@ -511,11 +518,13 @@ func (db *DB) PutRunSummary(ctx context.Context, s RunSummary, disagree map[stri
 
 // StoredSummary returns the summary PutRunSummary stored for a committed
 // run, or ErrNotFound when the run does not exist or has none (an older
-// store, a run still growing): the caller then counts with CountRun.
+// store, a run still growing): the caller then counts with CountRun. A
+// live run has none (PutRunSummary refuses it; one stored by an older
+// version, stale since, is not returned).
 func (db *DB) StoredSummary(ctx context.Context, runID int64) (RunSummary, error) {
 	var at, js string
 	err := db.sql.QueryRowContext(ctx, `SELECT s.computed_at, s.summary FROM run_summary s JOIN run r ON r.id = s.run_id
-    WHERE s.run_id = ? AND r.finished_at IS NOT NULL`, runID).Scan(&at, &js)
+    WHERE s.run_id = ? AND r.finished_at IS NOT NULL AND s.run_id NOT IN (SELECT run_id FROM live_run)`, runID).Scan(&at, &js)
 	if errors.Is(err, sql.ErrNoRows) {
 		return RunSummary{}, fmt.Errorf("%w: summary of run %d", ErrNotFound, runID)
 	}
