@@ -29,6 +29,20 @@ import (
 //     transaction appends its verdict rows and updates the run's judged,
 //     by_verdict and finished_at (the time of the last live turn). It has no
 //     precomputed summary and no fingerprints. IsLiveRun tells it apart.
+//   - Speed (issue 17's targets; measured with bench/live.sh): concurrent
+//     calls share one transaction (group commit, no batching window); each
+//     session's decoded state stays in memory between groups, capped in
+//     bytes (SetLiveCache, DefaultLiveCache) and used only while the stored
+//     row's turn count says no other handle or process judged the session
+//     since (the row stays the truth: a restart starts with an empty cache
+//     and loses nothing); a call of several turns judges on a second
+//     goroutine while the writer inserts; a group's connection keeps its
+//     savepoints' sub-journal in memory and a 16 MiB page cache; live
+//     commits leave checkpoints to a background goroutine ("Checkpoints").
+//   - A live record is persona.AppendRecord's bytes, the batch output's
+//     (U+2028 and U+2029 unescaped); before this store wrote
+//     encoding/json's, which escaped them. Stored records are answered as
+//     stored, so a re-send of an older turn gets the older bytes.
 
 // ErrLiveConflict is returned, per row, by JudgeLive for a turn whose turn_id
 // was already judged live with a different row (an HTTP 409).
@@ -598,7 +612,10 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 		{&st.release, "RELEASE live_call"},
 		{&st.getLiveRun, "SELECT run_id FROM live_run WHERE dataset_id = ?"},
 		{&st.getTally, "SELECT judged, by_verdict FROM run WHERE id = ?"},
-		{&st.putSession, `INSERT INTO live_session (session_id, state, turns, updated_at) VALUES (?, ?, ?, ?)
+		// The state and the record are bound as bytes (no copy into a Go
+		// string first; SQLite copies them anyway) and stored as the TEXT
+		// they are (CAST of a BLOB reads its bytes as UTF-8 text).
+		{&st.putSession, `INSERT INTO live_session (session_id, state, turns, updated_at) VALUES (?, CAST(? AS TEXT), ?, ?)
     ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, turns = turns + excluded.turns, updated_at = excluded.updated_at`},
 		{&st.putTally, "UPDATE run SET judged = ?, by_verdict = ?, finished_at = ? WHERE id = ?"},
 		// Inserted before the turn is judged: a stored turn_id inserts
@@ -608,7 +625,7 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO NOTHING`},
 		{&st.putVerdict, `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
     model_id, prompt_id, verdict, summary, reply_text, record, summary_source)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'rule')`},
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT), 'rule')`},
 	} {
 		var err error
 		if *x.dst, err = tx.PrepareContext(ctx, x.q); err != nil {
@@ -828,7 +845,7 @@ func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, 
 		}
 		r, t := &j.rec, c.turns[i].Turn
 		if _, err := st.putVerdict.ExecContext(ctx, tally.runID, tally.seq+int64(k), r.TurnID, r.SessionID, r.CharacterID, r.ModelID, t.PromptID,
-			string(r.Verdict), r.Summary, nullString(t.ReplyText), j.js); err != nil {
+			string(r.Verdict), r.Summary, nullString(t.ReplyText), j.jsb); err != nil {
 			return nil, 0, nil, fmt.Errorf("store: live verdict %q: %w", t.TurnID, err)
 		}
 		delta[r.Verdict]++
@@ -847,7 +864,7 @@ func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, 
 			return nil, 0, nil, fmt.Errorf("store: live session %q: encode state: %w", s, err)
 		}
 		w.cost = int64(len(js))
-		if _, err := st.putSession.ExecContext(ctx, s, string(js), counts[s], g.now); err != nil {
+		if _, err := st.putSession.ExecContext(ctx, s, js, counts[s], g.now); err != nil {
 			return nil, 0, nil, fmt.Errorf("store: live session %q: %w", s, err)
 		}
 	}
@@ -873,11 +890,10 @@ type judgeJob struct {
 	w   *liveWork
 }
 
-// judged is one new turn's outcome: its record and stored JSON (as a string
-// for the insert and as bytes for the caller), or the row's error.
+// judged is one new turn's outcome: its record and stored JSON, or the
+// row's error.
 type judged struct {
 	rec persona.Record
-	js  string
 	jsb []byte
 	err error
 }
@@ -921,8 +937,7 @@ func (p *judgePipe) judge(job judgeJob) judged {
 		p.failed = true
 		return judged{err: fmt.Errorf("store: turn %q: encode record: %w", t.TurnID, err)}
 	}
-	rec := string(js)
-	return judged{rec: r, js: rec, jsb: []byte(rec)}
+	return judged{rec: r, jsb: bytes.Clone(js)}
 }
 
 func (p *judgePipe) send(row int, w *liveWork) {

@@ -84,3 +84,29 @@ func TestARepeatInsideAPipelinedCallAnswersTheFirstRecord(t *testing.T) {
 		t.Fatalf("stored T1 %s, %v", got, err)
 	}
 }
+
+// The record and the state, bound as bytes, are stored as TEXT, the same
+// bytes the call answered and LiveState gives.
+func TestLiveRecordsAndStatesAreStoredAsText(t *testing.T) {
+	db := openMem(t)
+	ds := liveDataset(t, db)
+	res, run := judgeLive(t, db, ds, liveJudge(t), liveTurn("T1", "도윤", false, "가족은?", "동생 도윤이 있어."))
+	var recType, rec, stateType string
+	if err := db.sql.QueryRow("SELECT typeof(record), record FROM verdict WHERE run_id = ? AND turn_id = 'T1'", run).Scan(&recType, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.sql.QueryRow("SELECT typeof(state) FROM live_session WHERE session_id = 'S1'").Scan(&stateType); err != nil {
+		t.Fatal(err)
+	}
+	if recType != "text" || stateType != "text" || rec != string(res[0].Record) {
+		t.Fatalf("record stored as %s (%s), state as %s; want text, the answered bytes %s", recType, rec, stateType, res[0].Record)
+	}
+	st, _, err := db.LiveState(t.Context(), "S1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := live.Resume(st)
+	if err != nil || s.Turns != 1 || s.Mentions["도윤"] == nil {
+		t.Fatalf("stored state %s: %v", st, err)
+	}
+}
