@@ -132,13 +132,21 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 	q.pending = nil
 	q.mu.Unlock()
 	db.judgeLiveCalls(q, calls)
-	q.mu.Lock()
-	if len(q.pending) > 0 {
-		close(q.pending[0].lead) // the oldest waiter writes the next group
-	} else {
-		q.busy = false
+	for {
+		q.mu.Lock()
+		if len(q.pending) > 0 {
+			close(q.pending[0].lead) // the oldest waiter writes the next group
+			q.mu.Unlock()
+			break
+		}
+		if q.conn == nil {
+			q.busy = false
+			q.mu.Unlock()
+			break
+		}
+		q.mu.Unlock()
+		q.releaseConn() // still busy: a call arriving meanwhile waits for the lead
 	}
-	q.mu.Unlock()
 	<-c.done
 	return c.out, c.runID, c.err
 }
@@ -194,6 +202,11 @@ type liveQueue struct {
 
 	cache liveCache
 	ckpt  liveCheckpoints
+
+	// The live writer's connection while the queue is busy, and its
+	// wal_autocheckpoint (-1: not set yet); see liveInTx.
+	conn     *sql.Conn
+	connAuto int
 
 	prep     sync.Mutex
 	stmts    *liveStmts // nil until prepared
@@ -328,7 +341,7 @@ func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 	}
 	var g *liveGroup
 	if err == nil {
-		err = db.liveInTx(ctx, func(tx *sql.Tx) error {
+		err = db.liveInTx(ctx, q, func(tx *sql.Tx) error {
 			g = &liveGroup{ctx: ctx, tx: tx, db: db, st: shared.in(ctx, tx), cache: &q.cache,
 				runs: map[int64]*liveTally{}, work: map[string]*liveWork{}, now: db.stamp()}
 			return g.write(calls)
@@ -412,50 +425,84 @@ func (db *DB) liveCommitted(q *liveQueue, turns int) {
 	}()
 }
 
-// liveInTx is inTx (store.go) on a connection of its own, set up for a
-// group's write: before BEGIN, the sub-journal of the calls' savepoints in
-// memory (temp_store, which else spills each savepoint's pages to a
-// temporary file: a third of a single-turn group's CPU was those writes)
-// and a page cache of liveCacheKiB (a 1,000-turn call dirties more pages
-// than SQLite's default 2 MiB holds, which made it spill pages to the WAL
-// mid-transaction and read them back). After the transaction, temp_store is
-// set back to the default, so the screen's queries on the connection sort
-// in temporary files as before; the larger cache stays with the
-// connection (database/sql reuses the most recently used idle one, so the
-// next group usually finds its pages there). A connection whose setting
-// cannot be restored is closed, not reused.
-func (db *DB) liveInTx(ctx context.Context, fn func(*sql.Tx) error) error {
+// liveInTx is inTx (store.go) on the live writer's connection (q.conn): a
+// connection of the pool that the queue keeps while it is busy — from the
+// group that finds the queue idle to the one that leaves it idle — set up
+// for live groups when taken and set back when given back (releaseConn):
+//   - the savepoints' sub-journal in memory (temp_store = MEMORY; else
+//     each savepoint spilled its pages to a temporary file: a third of a
+//     single-turn group's CPU was those writes);
+//   - a page cache of liveCacheKiB (a 1,000-turn call dirties more pages
+//     than SQLite's default 2 MiB holds, which made it spill pages to the
+//     WAL mid-transaction and read them back);
+//   - automatic checkpoints off ("Checkpoints" above), on while the
+//     checkpointer asks for them (ckpt.inline).
+//
+// One connection for every group of a busy period keeps its page cache
+// valid (SQLite empties a connection's cache when another connection
+// committed since its last transaction: with each group on another pooled
+// connection, every group read its index pages again). Given back, the
+// connection's temp_store and wal_autocheckpoint are SQLite's defaults
+// again (the screen's queries sort in temporary files as before); its
+// larger cache stays. A connection whose setting cannot be restored is
+// closed, not reused. Only the queue's current writer calls liveInTx,
+// takes or gives back q.conn.
+func (db *DB) liveInTx(ctx context.Context, q *liveQueue, fn func(*sql.Tx) error) error {
 	if db.readOnly {
 		return fmt.Errorf("%w: %s", ErrReadOnly, db.path)
 	}
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
-	conn, err := db.sql.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	pragmas := livePragmas
-	if liveQueueOf(db).ckpt.inline.Load() {
-		pragmas = livePragmasInline
-	}
-	if _, err := conn.ExecContext(ctx, pragmas); err != nil {
-		return err
-	}
-	defer func() {
-		if _, err := conn.ExecContext(ctx, livePragmasAfter); err != nil {
-			conn.Raw(func(any) error { return driver.ErrBadConn }) // database/sql closes it
+	if q.conn == nil {
+		conn, err := db.sql.Conn(ctx)
+		if err != nil {
+			return err
 		}
-	}()
-	tx, err := conn.BeginTx(ctx, nil)
+		q.conn, q.connAuto = conn, -1
+		if _, err := conn.ExecContext(ctx, livePragmas); err != nil {
+			q.releaseConn()
+			return err
+		}
+	}
+	auto := 0
+	if q.ckpt.inline.Load() {
+		auto = 1000
+	}
+	if auto != q.connAuto {
+		if _, err := q.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", auto)); err != nil {
+			q.releaseConn()
+			return err
+		}
+		q.connAuto = auto
+	}
+	tx, err := q.conn.BeginTx(ctx, nil)
 	if err != nil {
+		q.releaseConn() // a fresh connection for the next group
 		return err
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		q.releaseConn()
+		return err
+	}
+	return nil
+}
+
+// releaseConn gives the live writer's connection back to the pool, its
+// settings restored (or closed when they cannot be).
+func (q *liveQueue) releaseConn() {
+	conn := q.conn
+	q.conn = nil
+	if conn == nil {
+		return
+	}
+	if _, err := conn.ExecContext(context.Background(), livePragmasAfter); err != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn }) // database/sql closes it
+	}
+	conn.Close()
 }
 
 // liveCacheKiB is the page cache of a connection that wrote a live group:
@@ -463,14 +510,12 @@ func (db *DB) liveInTx(ctx context.Context, fn func(*sql.Tx) error) error {
 // idle connections (16) hold one, and only those that wrote live groups.
 const liveCacheKiB = 16 << 10
 
-// livePragmas set a connection up for a live group (liveInTx, and
-// "Checkpoints" above); livePragmasInline with SQLite's automatic
-// checkpoint; livePragmasAfter set back what the screen's queries and other
-// writers on the connection expect (1,000: SQLite's default).
+// livePragmas set the live writer's connection up (liveInTx);
+// livePragmasAfter set back what the screen's queries and other writers on
+// the connection expect (1,000: SQLite's default automatic checkpoint).
 var (
-	livePragmas       = fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d; PRAGMA wal_autocheckpoint = 0", liveCacheKiB)
-	livePragmasInline = fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d; PRAGMA wal_autocheckpoint = 1000", liveCacheKiB)
-	livePragmasAfter  = "PRAGMA temp_store = DEFAULT; PRAGMA wal_autocheckpoint = 1000"
+	livePragmas      = fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d", liveCacheKiB)
+	livePragmasAfter = "PRAGMA temp_store = DEFAULT; PRAGMA wal_autocheckpoint = 1000"
 )
 
 // liveGroup is one group's transaction and what its calls share.
