@@ -208,6 +208,10 @@ type liveQueue struct {
 	conn     *sql.Conn
 	connAuto int
 
+	// Buffers the writer reuses between groups (only the writer uses them).
+	enc      recEncoder
+	stateBuf []byte
+
 	prep     sync.Mutex
 	stmts    *liveStmts // nil until prepared
 	judgeKey *sql.Stmt  // LiveJudgeKey's query
@@ -343,8 +347,12 @@ func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 	if err == nil {
 		err = db.liveInTx(ctx, q, func(tx *sql.Tx) error {
 			g = &liveGroup{ctx: ctx, tx: tx, db: db, st: shared.in(ctx, tx), cache: &q.cache,
-				runs: map[int64]*liveTally{}, work: map[string]*liveWork{}, now: db.stamp()}
-			return g.write(calls)
+				runs: map[int64]*liveTally{}, work: map[string]*liveWork{}, now: db.stamp(),
+				state: q.stateBuf, enc: &q.enc}
+			err := g.write(calls)
+			q.stateBuf = keepBuf(g.state)
+			q.enc.rec = keepBuf(q.enc.rec)
+			return err
 		})
 	}
 	if err != nil {
@@ -528,7 +536,8 @@ type liveGroup struct {
 	runs  map[int64]*liveTally // by dataset id: the live runs this group writes
 	work  map[string]*liveWork // by session_id: states as this group left them
 	now   string               // the group's time stamp
-	state []byte               // the state encoder's buffer
+	state []byte               // the state encoder's buffer (q.stateBuf, given back after)
+	enc   *recEncoder          // the record encoder of calls judged inline (q.enc)
 }
 
 // liveTally is a live run's judged count (the next seq) and by_verdict as
@@ -742,6 +751,15 @@ func (g *liveGroup) session(session string) (*liveWork, error) {
 	return w, nil
 }
 
+// keepBuf returns b emptied for reuse, or nil when it grew past 1 MiB (a
+// huge row's buffer is not kept).
+func keepBuf(b []byte) []byte {
+	if cap(b) > 1<<20 {
+		return nil
+	}
+	return b[:0]
+}
+
 // recEncoder writes records' stored JSON (one line, no newline):
 // persona's AppendRecord bytes (the batch output's), or encoding/json's with
 // HTML not escaped when AppendRecord declines. One per goroutine.
@@ -830,7 +848,7 @@ func (g *liveGroup) call(c *liveCall) ([]LiveResult, int64, error) {
 func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, order *[]string) ([]LiveResult, int64, map[persona.Verdict]int, error) {
 	ctx, st := g.ctx, g.st
 	out := make([]LiveResult, len(c.turns))
-	p := newJudgePipe(c, len(c.turns) > 1)
+	p := newJudgePipe(c, len(c.turns) > 1, g.enc)
 	defer p.stop()
 	first := map[string]int{} // turn_id → its row, for the new turns of this call
 	dupOf := map[int]int{}    // a row repeating an earlier new row of this call → that row
@@ -926,7 +944,7 @@ type judgePipe struct {
 	queue   []judged      // not piped: the results
 	failed  bool          // a step failed: later turns are not stepped (the judging goroutine's)
 	abort   atomic.Bool   // the call ended: step nothing more
-	enc     recEncoder
+	enc     *recEncoder
 	closed  bool
 }
 
@@ -943,9 +961,12 @@ type judged struct {
 	err error
 }
 
-func newJudgePipe(c *liveCall, piped bool) *judgePipe {
-	p := &judgePipe{c: c}
+// newJudgePipe returns c's pipe; inline is the encoder it uses when not
+// piped.
+func newJudgePipe(c *liveCall, piped bool, inline *recEncoder) *judgePipe {
+	p := &judgePipe{c: c, enc: inline}
 	if piped {
+		p.enc = new(recEncoder)                    // the goroutine's own
 		p.jobs = make(chan judgeJob, len(c.turns)) // never blocks: at most one job a turn
 		p.results = make(chan judged, len(c.turns))
 		p.done = make(chan struct{})
