@@ -96,3 +96,27 @@ func FuzzAppendJSON(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAppendJSON encodes a demo-sized state (21 entities with Korean
+// replies, about 5 KB) against json.Marshal.
+func BenchmarkAppendJSON(b *testing.B) {
+	s := &live.State{Turns: 52, Latest: &live.Stamp{TurnID: "T-52", CreatedAt: "2024-05-01T10:00:00+09:00"}, Mentions: map[string]*live.Firsts{}}
+	for i := range 21 {
+		m := live.Mention{TurnID: "T-" + string(rune('A'+i)), ReplyText: strp("오늘은 등대 쪽으로 가 보자. 도윤이도 같이 가기로 했어."), Seq: i, CreatedAt: "2024-05-01T09:00:00+09:00"}
+		s.Mentions["인물"+string(rune('가'+i))] = &live.Firsts{ByArrival: m, ByTime: m}
+	}
+	b.Run("AppendJSON", func(b *testing.B) {
+		var buf []byte
+		for b.Loop() {
+			buf = s.AppendJSON(buf[:0])
+		}
+		b.SetBytes(int64(len(buf)))
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
