@@ -22,21 +22,21 @@
 # not inflate; it includes the benchmark's setup (the demo import, producing
 # the topic) and, for 1 and 3, the clients and kfake in the same process.
 #
-# Figures for 1 and 2 (2 shared cores, load 2–4 from other work, three runs
-# each; the code before issue 17's speed work in brackets, same machine):
-#   1. p50 6.3–7.3 ms, p99 18–30 ms, 6,300–7,100 turns/s, 244–274 µs CPU a
-#      turn [p50 15–22 ms, p99 35–45 ms, 2,300–3,100 turns/s, 450–472 µs].
-#      Target missed: p99 is 4–6 × 5 ms. The floor is net/http itself: the
+# Figures for 1 and 2 (2 shared cores, load 2.4-3.1 from other work, three
+# runs; the code before issue 17's speed work in brackets, same machine):
+#   1. p50 4.5-7.4 ms, p99 16-24 ms, 5,800-9,800 turns/s, 180-214 µs CPU a
+#      turn [p50 15-22 ms, p99 35-45 ms, 2,300-3,100 turns/s, 450-472 µs].
+#      Target missed: p99 is 3-5 × 5 ms. The floor is net/http itself: the
 #      same 50 clients against a handler that judges and stores nothing
-#      (go test ./web -run '^$' -bench LoopbackFloor) take 40–44 µs CPU a
-#      request and show p99 3–10 ms here; the judge and the store add about
-#      200 µs, half of it SQLite (a verdict row is 8 b-trees, its live_turn
-#      row 3, the session's state 1–2 overflow pages, and a commit writes
-#      each page twice to the WAL in separate system calls).
-#   2. 18,700–21,800 turns/s, 66–77 µs CPU a turn [8,200–9,000 turns/s,
-#      118–119 µs]: at the target, varying with the load; the writer's
-#      inserts (about 41 µs a turn) are the bound, the judging runs beside
-#      them on the other core.
+#      (go test ./web -run '^$' -bench LoopbackFloor) take 40-44 µs CPU a
+#      request and show p99 3-13 ms here; the judge and the store add about
+#      150 µs, two thirds of it SQLite (a verdict row is 8 b-trees, its
+#      live_turn row 3, the session's state 1-2 overflow pages, and a commit
+#      writes each page to the WAL in separate system calls).
+#   2. 15,900-21,800 turns/s, 64-77 µs CPU a turn [8,200-9,000 turns/s,
+#      118-119 µs]: at the target while the second core is free, below it
+#      under load; the writer's inserts (about 41 µs a turn) are the bound,
+#      the judging runs beside them on the other core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 procs=${BENCH_PROCS:-2}
