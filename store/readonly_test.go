@@ -188,6 +188,10 @@ func TestReadOnlyFile(t *testing.T) {
 		t.Fatalf("child said %q: %v", out, err)
 	}
 	want := roReport{Immutable: true, Run: run.ID, Judged: len(s.records), Decisions: 1, WriteErr: ErrReadOnly.Error()}
+	// Open for writing fails saying what to do (evident serve on such a store)
+	if !strings.Contains(got.OpenErr, path+" can only be read here: commands that only read") {
+		t.Errorf("Open of a store that can only be read: %q", got.OpenErr)
+	}
 	if got.Err != "" || got.Immutable != want.Immutable || got.Run != want.Run || got.Judged != want.Judged ||
 		got.Decisions != want.Decisions || !strings.Contains(got.WriteErr, want.WriteErr) {
 		t.Fatalf("read-only store read as %+v, want %+v", got, want)
@@ -227,6 +231,7 @@ type roReport struct {
 	Judged    int    `json:"judged"`
 	Decisions int    `json:"decisions"`
 	WriteErr  string `json:"write_err"`
+	OpenErr   string `json:"open_err"` // Open (for writing) of the same file
 }
 
 // readOnlyReport opens path read-only and reports what it read, as JSON.
@@ -252,6 +257,11 @@ func readOnlyReport(path string) []byte {
 		if _, err := db.Decide(ctx, Decision{Queue: QueueEnding, Key: "x", Value: "add", Who: "w"}); err != nil {
 			r.WriteErr = err.Error()
 		}
+	}
+	if db, err := Open(ctx, path); err != nil {
+		r.OpenErr = err.Error()
+	} else {
+		db.Close()
 	}
 	b, _ := json.Marshal(r)
 	return b

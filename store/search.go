@@ -415,8 +415,9 @@ func (db *DB) indexBatch(ctx context.Context, runID int64, next int, place strin
 // was lost (side.go) or whose indexing was interrupted. evident serve runs
 // it in the background at start; searches of those runs read rows until
 // they are done. Live runs are left out (IndexRunText: they grow). It
-// stops at ctx's end.
-func (db *DB) IndexPending(ctx context.Context) error {
+// stops at ctx's end. each, when set, is called before the i-th (0-based)
+// of the n runs is indexed, and once more with i = n when all are.
+func (db *DB) IndexPending(ctx context.Context, each func(runID int64, i, n int)) error {
 	rows, err := db.sql.QueryContext(ctx, `SELECT r.id FROM run r LEFT JOIN run_search s ON s.run_id = r.id
     WHERE r.finished_at IS NOT NULL AND s.indexed_at IS NULL AND r.id NOT IN (SELECT run_id FROM live_run) ORDER BY r.id`)
 	if err != nil {
@@ -435,10 +436,16 @@ func (db *DB) IndexPending(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("store: runs to index: %w", err)
 	}
-	for _, id := range ids {
+	for i, id := range ids {
+		if each != nil {
+			each(id, i, len(ids))
+		}
 		if err := db.IndexRunText(ctx, id); err != nil {
 			return err
 		}
+	}
+	if each != nil && len(ids) > 0 {
+		each(0, len(ids), len(ids))
 	}
 	return nil
 }

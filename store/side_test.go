@@ -162,8 +162,12 @@ func TestALostOrForeignSidecarIsRebuilt(t *testing.T) {
 				t.Fatalf("the new sidecar holds %d trigrams; want it emptied", n)
 			}
 			searchSeqs(t, db2, run.ID, "not indexed")
-			if err := db2.IndexPending(ctx); err != nil {
+			var calls [][3]int64
+			if err := db2.IndexPending(ctx, func(id int64, i, n int) { calls = append(calls, [3]int64{id, int64(i), int64(n)}) }); err != nil {
 				t.Fatal(err)
+			}
+			if want := [][3]int64{{run.ID, 0, 1}, {0, 1, 1}}; !slices.Equal(calls, want) {
+				t.Fatalf("IndexPending told %v, want %v", calls, want)
 			}
 			if place, indexed := placeOf(t, db2, run.ID); place != "side" || !indexed {
 				t.Fatalf("after IndexPending: place %q, indexed %v; want side, indexed", place, indexed)

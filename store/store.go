@@ -181,6 +181,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	db.dsn = dsn
 	fail := func(err error) (*DB, error) {
 		db.Close()
+		if isReadOnlyFile(err) {
+			return nil, fmt.Errorf("%w (%s can only be read here: commands that only read — report, review export, eval — open it in place; to write, copy it somewhere writable)", err, path)
+		}
 		return nil, err
 	}
 	if path == MemoryPath {
@@ -285,6 +288,13 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// isReadOnlyFile reports SQLite's SQLITE_READONLY (any extended code): the
+// file or its directory cannot be written by this process.
+func isReadOnlyFile(err error) bool {
+	var se interface{ Code() int }
+	return errors.As(err, &se) && se.Code()&0xff == 8
 }
 
 func nullString(p *string) any {

@@ -80,6 +80,9 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, contentType, ext
 		s.fail(w, r, http.StatusNotFound, "찾는 실행이 없습니다", "실행 번호는 1 이상의 정수입니다.")
 		return
 	}
+	if !s.badVerdict(w, r) {
+		return
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var row func(*store.Entry) error
 	started := false

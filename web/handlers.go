@@ -110,10 +110,30 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, fmt.Sprintf("/runs/%d", run.ID), http.StatusSeeOther)
 }
 
+// badVerdict answers 400 when the query's verdict is set but is not one of
+// the five (a typo in a shared link must not read as "no filter"); ok is
+// false then.
+func (s *Server) badVerdict(w http.ResponseWriter, r *http.Request) (ok bool) {
+	v := r.URL.Query().Get("verdict")
+	if v == "" || persona.Verdict(v).Valid() {
+		return true
+	}
+	names := make([]string, len(persona.Verdicts))
+	for i, x := range persona.Verdicts {
+		names[i] = string(x)
+	}
+	s.fail(w, r, http.StatusBadRequest, "판정 값이 다섯 가운데 하나가 아닙니다",
+		fmt.Sprintf("verdict=%q 는 알 수 없는 판정입니다. 쓸 수 있는 값: %s.", v, strings.Join(names, ", ")))
+	return false
+}
+
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	id, ok := runID(r)
 	if !ok {
 		s.fail(w, r, http.StatusNotFound, "찾는 실행이 없습니다", "실행 번호는 1 이상의 정수입니다.")
+		return
+	}
+	if !s.badVerdict(w, r) {
 		return
 	}
 	d, err := s.head(r.Context(), id)
@@ -189,6 +209,9 @@ func (s *Server) reportDownload(w http.ResponseWriter, r *http.Request) {
 	id, ok := runID(r)
 	if !ok {
 		s.fail(w, r, http.StatusNotFound, "찾는 실행이 없습니다", "실행 번호는 1 이상의 정수입니다.")
+		return
+	}
+	if !s.badVerdict(w, r) {
 		return
 	}
 	if _, err := s.head(r.Context(), id); err != nil {

@@ -126,8 +126,14 @@ func TestReadCommandsOnReadOnlyStore(t *testing.T) {
 		t.Fatalf("review export %q, %v (%s)", out, err, errOut)
 	}
 	out, errOut, err := evidentAs("eval", "--db", dbPath, "--gold", gold, "--json")
-	if err != nil || !strings.Contains(out, `"run": 1`) || !strings.Contains(errOut, "gold labels not stored") {
-		t.Fatalf("eval: %v\nstdout %.200q\nstderr %q", err, out, errOut)
+	if err != nil || !strings.Contains(out, `"run": 1`) || !strings.Contains(out, `"gold_not_stored": "the store can only be read here"`) ||
+		!strings.Contains(errOut, "gold labels not stored") {
+		t.Fatalf("eval: %v\nstdout %.300q\nstderr %q", err, out, errOut)
+	}
+	// the text report says so on stdout too, not "(stored)"
+	out, errOut, err = evidentAs("eval", "--db", dbPath, "--gold", gold)
+	if err != nil || !strings.Contains(out, "gold labels from "+gold+" (not stored: the store can only be read here)") {
+		t.Fatalf("eval: %v\nstdout %.300q\nstderr %q", err, out, errOut)
 	}
 	// the store and its search sidecar (written with it, before the reads)
 	entries, _ := os.ReadDir(storeDir)

@@ -19,7 +19,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -183,11 +185,21 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 	// Runs whose search index is missing (a lost sidecar, an interrupted
 	// index) are indexed in the background; their searches read rows
 	// meanwhile. It ends with the server, before the store closes.
+	errw = &syncWriter{w: errw} // the indexer below writes to it too
 	ixCtx, ixStop := context.WithCancel(ctx)
 	ixDone := make(chan struct{})
 	go func() {
 		defer close(ixDone)
-		if err := db.IndexPending(ixCtx); err != nil && ixCtx.Err() == nil {
+		start := time.Now()
+		err := db.IndexPending(ixCtx, func(id int64, i, n int) {
+			switch {
+			case i == 0:
+				fmt.Fprintf(errw, "search index: indexing %d run(s) in the background (their searches read rows meanwhile, slower)\n", n)
+			case i == n:
+				fmt.Fprintf(errw, "search index: %d run(s) indexed in %.1f s\n", n, time.Since(start).Seconds())
+			}
+		})
+		if err != nil && ixCtx.Err() == nil {
 			fmt.Fprintf(errw, "search index: %v (searches of the runs left read their rows)\n", err)
 		}
 	}()
@@ -291,7 +303,12 @@ func runReport(ctx context.Context, cmd *cli.Command) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s (run #%d, %d turns)\n", path, run.ID, run.Tally.Judged)
+	if limit := int(cmd.Int("cap")); cmd.String("filter") != "" || run.Tally.Judged > limit {
+		// The file says how many turns matched and how to get the rest.
+		fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s (run #%d of %d turns: at most the first %d of the filter)\n", path, run.ID, run.Tally.Judged, limit)
+	} else {
+		fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s (run #%d, %d turns)\n", path, run.ID, run.Tally.Judged)
+	}
 	return nil
 }
 
@@ -339,8 +356,10 @@ func runEval(ctx context.Context, cmd *cli.Command) error {
 	for i, g := range gold {
 		labels[i] = store.Gold{TurnID: g.TurnID, Verdict: g.Verdict, Note: g.Note}
 	}
+	notStored := ""
 	if writeErr != nil {
-		fmt.Fprintf(cmd.Root().ErrWriter, "gold labels not stored: the store opens read-only only (%v)\n", writeErr)
+		notStored = "the store can only be read here"
+		fmt.Fprintf(cmd.Root().ErrWriter, "gold labels not stored: the store can only be read here (%v)\n", writeErr)
 	} else if err := db.PutGold(ctx, labels, filepath.Base(path)); err != nil {
 		return err
 	}
@@ -354,7 +373,7 @@ func runEval(ctx context.Context, cmd *cli.Command) error {
 			return err
 		}
 	}
-	out := evalrun.Summary{Run: run.ID, GoldFile: path, Gold: len(gold),
+	out := evalrun.Summary{Run: run.ID, GoldFile: path, Gold: len(gold), NotStored: notStored,
 		Report: evalrun.Evaluate(gold, recs), Models: evalrun.CompareModels(recs, evalrun.PromptsOf(turns))}
 	if cmd.Bool("json") {
 		return out.WriteJSON(cmd.Root().Writer)
@@ -389,4 +408,17 @@ func runReviewExport(ctx context.Context, cmd *cli.Command) error {
 		return writeOutput("--out", path, func(w *bufio.Writer) error { return db.ExportDecisions(ctx, w) })
 	}
 	return db.ExportDecisions(ctx, cmd.Root().Writer)
+}
+
+// syncWriter serialises the Writes of goroutines sharing one writer (serve's
+// messages and its background indexer's).
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

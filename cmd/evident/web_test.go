@@ -141,6 +141,11 @@ func TestReportAndEvalCommands(t *testing.T) {
 		if errOut != "wrote "+path+" (run #1, 195 turns)\n" {
 			t.Errorf("stderr %q", errOut)
 		}
+		// a capped report says so (the file says how many matched)
+		_, errOut, err = webCLI(ctx, t, "report", "--db", dbPath, "--run", "1", "--html", path, "--cap", "10")
+		if err != nil || errOut != "wrote "+path+" (run #1 of 195 turns: at most the first 10 of the filter)\n" {
+			t.Errorf("--cap 10: stderr %q, %v", errOut, err)
+		}
 		if _, _, err := webCLI(ctx, t, "report", "--db", dbPath, "--run", "7", "--html", path); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("--run 7: %v", err)
 		}
@@ -294,6 +299,49 @@ func TestServeCommand(t *testing.T) {
 			}
 		case <-time.After(15 * time.Second):
 			t.Fatal("serve did not stop")
+		}
+	})
+	t.Run("serve indexes again, in the background, the runs of a store whose search sidecar was lost", func(t *testing.T) {
+		dbPath := filepath.Join(t.TempDir(), "s.db")
+		// serveUntil runs serve on dbPath until stderr has a line with mark,
+		// then stops it and returns stderr.
+		serveUntil := func(mark string) string {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			seen := make(chan string, 1)
+			errw := &lineWriter{seen: seen, mark: mark}
+			a := &cli.Command{Name: "evident", Writer: &bytes.Buffer{}, ErrWriter: errw,
+				ExitErrHandler: func(context.Context, *cli.Command, error) {}, Commands: webCommands()}
+			done := make(chan error, 1)
+			go func() { done <- a.Run(ctx, []string{"evident", "serve", "--db", dbPath, "--addr", "127.0.0.1:0"}) }()
+			select {
+			case <-seen:
+			case err := <-done:
+				t.Fatalf("serve ended before %q: %v", mark, err)
+			case <-time.After(60 * time.Second):
+				t.Fatalf("serve did not say %q", mark)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("serve returned %v after stop", err)
+			}
+			errw.mu.Lock()
+			defer errw.mu.Unlock()
+			return errw.buf.String()
+		}
+		if log := serveUntil("serving http://"); strings.Contains(log, "search index:") {
+			t.Fatalf("a fresh store's run is indexed as it is written, yet serve said %q", log)
+		}
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(store.SidePath(dbPath) + suffix)
+		}
+		log := serveUntil("search index: 1 run(s) indexed in ")
+		if !strings.Contains(log, "search index: indexing 1 run(s) in the background") {
+			t.Errorf("stderr %q", log)
+		}
+		db := openDB(t, dbPath)
+		if ok, err := db.TextIndexed(ctx, 1); !ok || err != nil {
+			t.Errorf("run 1 after serve: TextIndexed = %v, %v", ok, err)
 		}
 	})
 }

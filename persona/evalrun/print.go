@@ -15,11 +15,14 @@ import (
 // given, the agreement report (Evaluate) and the model comparison
 // (CompareModels). Its JSON is the output of `evident eval --json`.
 type Summary struct {
-	Run      int64       `json:"run"`         // run id in the store
-	GoldFile string      `json:"gold_file"`   // the gold file as named on the command line
-	Gold     int         `json:"gold_labels"` // labels read from it
-	Report   Report      `json:"agreement"`
-	Models   ModelReport `json:"models"`
+	Run      int64  `json:"run"`         // run id in the store
+	GoldFile string `json:"gold_file"`   // the gold file as named on the command line
+	Gold     int    `json:"gold_labels"` // labels read from it
+	// NotStored, when not "", says why the labels were not stored (a store
+	// the user may only read); "" means they were.
+	NotStored string      `json:"gold_not_stored,omitempty"`
+	Report    Report      `json:"agreement"`
+	Models    ModelReport `json:"models"`
 }
 
 // WriteJSON writes s as indented JSON (HTML characters not escaped).
@@ -49,7 +52,11 @@ var shortVerdicts = map[persona.Verdict]string{
 // writeEval is WriteText without the buffer.
 func writeEval(w io.Writer, e Summary) {
 	rep := e.Report
-	fmt.Fprintf(w, "run #%d · %d gold labels from %s (stored)\n", e.Run, e.Gold, e.GoldFile)
+	stored := "stored"
+	if e.NotStored != "" {
+		stored = "not stored: " + e.NotStored
+	}
+	fmt.Fprintf(w, "run #%d · %d gold labels from %s (%s)\n", e.Run, e.Gold, e.GoldFile, stored)
 	if rep.N == 0 {
 		fmt.Fprintln(w, "agreement: no gold turn has a record in this run, so there is nothing to compare")
 	} else {
