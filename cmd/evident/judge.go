@@ -98,7 +98,14 @@ func runJudge(ctx context.Context, cmd *cli.Command) (err error) {
 	if err := records.Flush(); err != nil {
 		return fmt.Errorf("writing records: %w", err)
 	}
-	if err := outs.commit(); err != nil {
+	// A run whose every turn was rejected failed: --out (and
+	// --summary-log) keep what they held; --rejects says why.
+	allRejected := tally.Judged == 0 && tally.Rejected > 0
+	var only []string
+	if allRejected {
+		only = []string{"--rejects"}
+	}
+	if err := outs.commitOnly(only); err != nil {
 		return err
 	}
 	if err := sum.close(); err != nil {
@@ -111,8 +118,14 @@ func runJudge(ctx context.Context, cmd *cli.Command) (err error) {
 		fmt.Fprintf(w, "also rejected %d card or lexicon rows\n", len(prep.Rejects))
 	}
 	sum.printTally(w)
-	if tally.Judged == 0 && tally.Rejected > 0 {
-		return cli.Exit("no turn could be judged: every chat_turn row was rejected (see the rejects)", 1)
+	if allRejected {
+		msg := "no turn could be judged: every chat_turn row was rejected (see the rejects above)"
+		if cmd.String("rejects") != "" {
+			msg = fmt.Sprintf("no turn could be judged: every chat_turn row was rejected (see %s); --out was left as it was", cmd.String("rejects"))
+		} else if cmd.String("out") != "" {
+			msg += "; --out was left as it was"
+		}
+		return cli.Exit(msg, 1)
 	}
 	return nil
 }

@@ -300,6 +300,24 @@ func TestFailedRunsKeepOldFiles(t *testing.T) {
 			t.Errorf("err = %v, stderr %q", err, errOut)
 		}
 	})
+	t.Run("a run where every turn is rejected keeps --out and writes --rejects", func(t *testing.T) {
+		if err := os.WriteFile(out, []byte("precious\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bad := write(t, dir, "bad2.jsonl", `{"turn_id":"T1","session_id":"S","character_id":"nobody","model_id":"m"}`+"\n[1]\n")
+		_, _, err := evident(t, "judge", "--turns", bad, "--cards", cards, "--lexicon", lex, "--out", out, "--rejects", rej)
+		if exitCode(err) != 1 || !strings.Contains(err.Error(), "(see "+rej+"); --out was left as it was") {
+			t.Errorf("err = %v", err)
+		}
+		if b, _ := os.ReadFile(out); string(b) != "precious\n" {
+			t.Errorf("--out now holds %q, want it kept", b)
+		}
+		b, _ := os.ReadFile(rej)
+		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 2 ||
+			!strings.Contains(lines[0], `"line":1`) || !strings.Contains(lines[0], "nobody") || !strings.Contains(lines[1], `"line":2`) {
+			t.Errorf("--rejects holds %q, want the two rows' reasons", b)
+		}
+	})
 }
 
 const cardsTable = `[{"character_id":"C1","name":"도강","honorific_rule":"반말","first_person":"나","canon_entities":["하늘"],"forbidden_topics":["현실 정치"],"entity_roles":[]}]`

@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/google/renameio/v2"
@@ -243,13 +244,24 @@ func (o *outputs) create(flag, path string) (*bufio.Writer, error) {
 
 // commit flushes every buffer, then replaces every file in the order they
 // were created. A failed flush replaces none of them.
-func (o *outputs) commit() error {
+func (o *outputs) commit() error { return o.commitOnly(nil) }
+
+// commitOnly is commit for the outputs of the given flags ("--rejects");
+// nil means all. The others stay pending (cleanup removes them).
+func (o *outputs) commitOnly(flags []string) error {
+	want := func(flag string) bool { return flags == nil || slices.Contains(flags, flag) }
 	for i, b := range o.bufs {
+		if !want(o.files[i].flag) {
+			continue
+		}
 		if err := b.Flush(); err != nil {
 			return fmt.Errorf("%s: %w", o.files[i].flag, err)
 		}
 	}
 	for _, f := range o.files {
+		if !want(f.flag) {
+			continue
+		}
 		if err := f.commit(); err != nil {
 			return err
 		}
