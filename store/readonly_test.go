@@ -189,7 +189,8 @@ func TestReadOnlyFile(t *testing.T) {
 	}
 	want := roReport{Immutable: true, Run: run.ID, Judged: len(s.records), Decisions: 1, WriteErr: ErrReadOnly.Error()}
 	// Open for writing fails saying what to do (evident serve on such a store)
-	if !strings.Contains(got.OpenErr, path+" can only be read here: commands that only read") {
+	if !strings.HasPrefix(got.OpenErr, "store: the store can only be read here: store: open "+path+": ") ||
+		!strings.HasSuffix(got.OpenErr, "; commands that only read (report, review export, eval) open it in place; to write, copy it somewhere writable") {
 		t.Errorf("Open of a store that can only be read: %q", got.OpenErr)
 	}
 	if got.Err != "" || got.Immutable != want.Immutable || got.Run != want.Run || got.Judged != want.Judged ||

@@ -89,6 +89,30 @@ type sideState struct {
 // openSide opens (creating when missing) the sidecar of a writable file
 // store, makes it the store's (tokens), and opens the search pool.
 func (db *DB) openSide(ctx context.Context, params string) error {
+	err := db.openSideOnce(ctx, params)
+	if err == nil || !isBrokenFile(err) {
+		return err
+	}
+	// Not a database, or a damaged one: it is derived data, so it is
+	// replaced by a new one (its runs are indexed again: IndexPending).
+	db.closeSide()
+	path := SidePath(db.path)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if rerr := os.Remove(path + suffix); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			return fmt.Errorf("%w (removing the damaged search index: %v)", err, rerr)
+		}
+	}
+	return db.openSideOnce(ctx, params)
+}
+
+// isBrokenFile reports SQLITE_NOTADB or SQLITE_CORRUPT.
+func isBrokenFile(err error) bool {
+	var se interface{ Code() int }
+	return errors.As(err, &se) && (se.Code()&0xff == 26 || se.Code()&0xff == 11)
+}
+
+// openSideOnce is openSide without the replacement of a damaged sidecar.
+func (db *DB) openSideOnce(ctx context.Context, params string) error {
 	path := SidePath(db.path)
 	w, err := sql.Open("sqlite", path+"?"+params+"&_journal_mode=WAL&_synchronous=NORMAL")
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -171,6 +172,46 @@ func TestALostOrForeignSidecarIsRebuilt(t *testing.T) {
 			}
 			if place, indexed := placeOf(t, db2, run.ID); place != "side" || !indexed {
 				t.Fatalf("after IndexPending: place %q, indexed %v; want side, indexed", place, indexed)
+			}
+			searchSeqs(t, db2, run.ID, "indexed again")
+		})
+	}
+}
+
+// TestADamagedSidecarIsReplaced: a sidecar that is not a SQLite database
+// (random bytes, zeros) does not keep the store from opening: it is
+// replaced by an empty one, the runs indexed there read rows (same answers)
+// and IndexPending indexes them again; a read-only open reads rows.
+func TestADamagedSidecarIsReplaced(t *testing.T) {
+	ctx := context.Background()
+	for name, junk := range map[string][]byte{"random bytes": []byte("\x8f\x11 not sqlite at all, \x00\x01 but long enough to look at: " + strings.Repeat("x", 5000)), "zeros": make([]byte, 100)} {
+		t.Run(name, func(t *testing.T) {
+			db, path := openFile(t)
+			run := writeSideRun(t, db)
+			db.Close()
+			for _, suffix := range []string{"-wal", "-shm"} {
+				os.Remove(SidePath(path) + suffix)
+			}
+			if err := os.WriteFile(SidePath(path), junk, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ro, err := OpenReadOnly(ctx, path)
+			if err != nil {
+				t.Fatalf("OpenReadOnly with a damaged sidecar: %v", err)
+			}
+			searchSeqs(t, ro, run.ID, "read-only, damaged sidecar")
+			ro.Close()
+			db2, err := Open(ctx, path)
+			if err != nil {
+				t.Fatalf("Open with a damaged sidecar: %v", err)
+			}
+			defer db2.Close()
+			searchSeqs(t, db2, run.ID, "sidecar replaced")
+			if err := db2.IndexPending(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := db2.TextIndexed(ctx, run.ID); !ok || err != nil {
+				t.Fatalf("after IndexPending: TextIndexed = %v, %v", ok, err)
 			}
 			searchSeqs(t, db2, run.ID, "indexed again")
 		})

@@ -50,6 +50,10 @@ var (
 	// ErrReadOnly: a write (import, run, decision, gold, …) on a DB opened
 	// with OpenReadOnly.
 	ErrReadOnly = errors.New("store: database opened read-only")
+	// ErrNotWritable: Open could not write the file (SQLite's
+	// SQLITE_READONLY: the file or its directory is not writable by this
+	// process); OpenReadOnly can still read it.
+	ErrNotWritable = errors.New("store: the store can only be read here")
 )
 
 // DB is an open evident database. It is safe for concurrent use by several
@@ -182,7 +186,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	fail := func(err error) (*DB, error) {
 		db.Close()
 		if isReadOnlyFile(err) {
-			return nil, fmt.Errorf("%w (%s can only be read here: commands that only read — report, review export, eval — open it in place; to write, copy it somewhere writable)", err, path)
+			return nil, fmt.Errorf("%w: %w; commands that only read (report, review export, eval) open it in place; to write, copy it somewhere writable", ErrNotWritable, err)
 		}
 		return nil, err
 	}

@@ -338,8 +338,8 @@ func runEval(ctx context.Context, cmd *cli.Command) error {
 	var writeErr error
 	db, run, err := openRun(ctx, cmd, func(ctx context.Context, cmd *cli.Command) (*store.DB, error) {
 		db, err := openStore(ctx, cmd)
-		if err == nil {
-			return db, nil
+		if err == nil || !errors.Is(err, store.ErrNotWritable) {
+			return db, err
 		}
 		ro, rerr := openStoreRead(ctx, cmd)
 		if rerr != nil {
