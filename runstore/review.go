@@ -184,6 +184,16 @@ func prepare(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan) (p
 		}
 	}
 	out.changed = len(out.cards) > 0
+	if !out.changed {
+		// The dataset's cards are not those the run was judged with (a
+		// re-judge killed after it updated a card: the card agrees with
+		// the decisions, the run does not): judging again is still due.
+		stale, err := cardsChangedSince(ctx, db, run)
+		if err != nil {
+			return out, err
+		}
+		out.changed = stale
+	}
 	if len(endings) == 0 {
 		return out, nil
 	}
@@ -208,6 +218,38 @@ func prepare(ctx context.Context, db *store.DB, run store.RunInfo, plan Plan) (p
 		out.profile, out.changed = p, true
 	}
 	return out, nil
+}
+
+// cardsChangedSince reports whether the run's dataset's character_card
+// table is not the one the run, or any later committed run of the dataset,
+// was judged with (their fingerprints): no run judges the cards as they
+// are. A run without that fingerprint counts as current.
+func cardsChangedSince(ctx context.Context, db *store.DB, run store.RunInfo) (bool, error) {
+	was, ok := run.Fingerprints[store.TableCards]
+	if !ok {
+		return false, nil
+	}
+	src, err := db.DatasetTable(ctx, run.DatasetID, store.TableCards)
+	if err != nil {
+		return false, err
+	}
+	if err := readThrough(src); err != nil {
+		return false, err
+	}
+	now, ok := src.Fingerprint()
+	if !ok || now == was {
+		return false, nil
+	}
+	runs, err := db.Runs(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range runs {
+		if r.DatasetID == run.DatasetID && r.ID > run.ID && r.Fingerprints[store.TableCards] == now {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // ReviewedProfile is base with every ending of an active "add" decision of

@@ -885,6 +885,17 @@ func badDecision(s *Server, w http.ResponseWriter, r *http.Request, detail strin
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, d store.Decision) bool {
 	d.Who = whoOf(r, r.PostFormValue("who"))
 	rememberWho(w, r, d.Who)
+	// The key's active decision again (a second click, or accepting once
+	// more after a re-judge that a server stop interrupted) is not stored
+	// twice; what it needs (a re-judge) still follows.
+	active, err := s.db.Decisions(r.Context(), d.Queue)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "결정을 저장하지 못했습니다", err.Error())
+		return false
+	}
+	if i := slices.IndexFunc(active, func(x store.Decision) bool { return x.Key == d.Key }); i >= 0 && active[i].Value == d.Value {
+		return true
+	}
 	if _, err := s.db.Decide(r.Context(), d); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "결정을 저장하지 못했습니다", err.Error())
 		return false

@@ -300,6 +300,15 @@ func TestReviewDecisions(t *testing.T) {
 			t.Error("나비 is still listed as off-canon in the new run")
 		}
 	})
+	t.Run("the same decision again is not stored twice and judges nothing new", func(t *testing.T) {
+		before, _ := db.DecisionLog(ctx, store.QueueOffCanon)
+		redirect(t, post("/runs/2/review/offcanon", "character", "CHR-0100", "name", "나비", "value", "add"), "/runs/2/review/offcanon#n-decided")
+		after, _ := db.DecisionLog(ctx, store.QueueOffCanon)
+		runs, _ := db.Runs(ctx)
+		if len(after) != len(before) || len(runs) != 2 {
+			t.Errorf("decisions %d → %d, %d runs; want the log and the runs unchanged", len(before), len(after), len(runs))
+		}
+	})
 	t.Run("blocking 순이 stores the decision, changes no card and keeps it off-canon when judging again", func(t *testing.T) {
 		redirect(t, post("/runs/2/review/offcanon", "character", "CHR-0100", "name", "순이", "value", "block"), "/runs/2/review/offcanon#n-decided")
 		runs, _ := db.Runs(ctx)
