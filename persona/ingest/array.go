@@ -14,8 +14,12 @@ import (
 // at the next ',' or ']' outside strings and nested brackets; the element's
 // own syntax is checked when it is decoded. To resynchronise after a broken
 // element a string also ends at a raw newline (never valid inside a JSON
-// string), a closing bracket pops the nearest matching opener, and a ']' with
-// no '[' open inside the element closes the array.
+// string), a closing bracket pops the nearest matching opener, a ']' with
+// no '[' open inside the element closes the array, and a '{' inside an
+// object anywhere but after ':' starts the next element (an object missing
+// its '}': without this it swallowed every element after it, which then
+// had no line of their own; the element is cut at the ',' before that '{',
+// or right before it when there is none).
 type arrayReader struct {
 	r         io.Reader
 	buf       []byte
@@ -162,10 +166,16 @@ func (a *arrayReader) element() (Raw, error) {
 	a.stack = a.stack[:0]
 	a.open = [2]int{}
 	inStr, esc := false, false
+	// prev is the last byte outside strings other than white space ('"'
+	// for a string), and comma where the last ',' inside the element is,
+	// as an offset into the element's bytes (scratch, then chunk).
+	var prev byte
+	comma := -1
 	for a.fill() {
 		chunk := a.buf[a.i:a.n]
 		end := -1 // index in chunk of the ',' or ']' that ends the element
 		closes := false
+		next := -1 // index in chunk of a '{' that starts the next element
 	scan:
 		for j, c := range chunk {
 			if inStr {
@@ -182,9 +192,19 @@ func (a *arrayReader) element() (Raw, error) {
 				continue
 			}
 			switch c {
+			case ' ', '\t', '\r', '\n':
+				continue
+			}
+			p := prev
+			prev = c
+			switch c {
 			case '"':
 				inStr = true
 			case '{', '[':
+				if c == '{' && len(a.stack) > 0 && a.stack[len(a.stack)-1] == '{' && p != ':' {
+					end, next = j, j
+					break scan
+				}
 				a.stack = append(a.stack, c)
 				a.open[bracket(c)]++
 			case '}', ']':
@@ -207,6 +227,7 @@ func (a *arrayReader) element() (Raw, error) {
 					end = j
 					break scan
 				}
+				comma = len(a.scratch) + j
 			}
 		}
 		if end < 0 {
@@ -217,11 +238,26 @@ func (a *arrayReader) element() (Raw, error) {
 		}
 		var elem []byte
 		if len(a.scratch) == 0 {
-			elem = bytes.Clone(bytes.TrimRight(chunk[:end], " \t\r\n"))
+			elem = chunk[:end]
 		} else {
 			a.scratch = append(a.scratch, chunk[:end]...)
-			elem = bytes.Clone(bytes.TrimRight(a.scratch, " \t\r\n"))
+			elem = a.scratch
 		}
+		if next >= 0 {
+			// A broken object: it ends at its last ',' when only white
+			// space follows that (",\n  {"), else before the '{'; the
+			// next element starts at the '{'.
+			if comma >= 0 && len(bytes.TrimLeft(elem[comma+1:], " \t\r\n")) == 0 {
+				elem = elem[:comma]
+			}
+			elem = bytes.Clone(bytes.TrimRight(elem, " \t\r\n"))
+			a.line, a.col = advancePos(a.line, a.col, chunk[:next])
+			a.comma = cellPos{a.line, a.col}
+			a.i += next
+			a.state = arrNext
+			return Raw{Line: line, JSON: elem, col: col}, nil
+		}
+		elem = bytes.Clone(bytes.TrimRight(elem, " \t\r\n"))
 		if closes {
 			a.advance(chunk[:end+1])
 			a.state = arrEnd

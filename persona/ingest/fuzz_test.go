@@ -103,6 +103,8 @@ func FuzzRowsJSONArray(f *testing.F) {
 		"{}",
 		"[{}] x",
 		"[{\"a\":\"하\xff\"}]",
+		"[" + strings.TrimSuffix(turnJSONL("t1", ""), "}") + ",\n  " + turnJSONL("t2", "") + "]", // a lost '}'
+		`[{"a":1 {"b":{"c":2, {"d":[{"e":3}, {`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -272,6 +272,45 @@ func TestJSONArrayBadElementsAreRejectsAndTheRunGoesOn(t *testing.T) {
 	checkRows(t, mustReadAll(t, []byte(in), JSONArray, DecodeTurn), want)
 }
 
+// TestAJSONArrayObjectMissingItsBraceIsOneReject: an element that lost its
+// closing '}' is one reject and every element after it is read (it used to
+// swallow them all: 1,000 rows read as 2), whether the array is written one
+// element a line, indented (json.dumps(indent=2)), or on one line, and
+// whether the ',' after it is there or not. The reject's column is the cut
+// element's last character (where its input ended).
+func TestAJSONArrayObjectMissingItsBraceIsOneReject(t *testing.T) {
+	broken := strings.TrimSuffix(turnJSONL("t2", ""), "}")
+	t.Run("one element a line", func(t *testing.T) {
+		in := "[\n" + turnJSONL("t1", "") + ",\n" + broken + ",\n" + turnJSONL("t3", "") + ",\n" + turnJSONL("t4", "") + "\n]\n"
+		checkRows(t, mustReadAll(t, []byte(in), JSONArray, DecodeTurn), []rowOut[persona.Turn]{
+			{2, minimalTurn("t1"), ""},
+			{3, persona.Turn{}, fmt.Sprintf("line 3, column %d: bad JSON: unexpected end of JSON input", len(broken))},
+			{4, minimalTurn("t3"), ""},
+			{5, minimalTurn("t4"), ""},
+		})
+	})
+	t.Run("indented, the brace's line removed", func(t *testing.T) {
+		in := "[\n  {\n    \"turn_id\": \"t1\",\n    \"session_id\": \"s1\",\n    \"character_id\": \"ria\",\n    \"model_id\": \"m-a\"\n  },\n" +
+			"  {\n    \"turn_id\": \"t2\",\n    \"session_id\": \"s1\"\n  ,\n" + // line 8: the '}' of t2 is gone
+			"  {\n    \"turn_id\": \"t3\",\n    \"session_id\": \"s1\",\n    \"character_id\": \"ria\",\n    \"model_id\": \"m-a\"\n  }\n]\n"
+		got := mustReadAll(t, []byte(in), JSONArray, DecodeTurn)
+		checkRows(t, got, []rowOut[persona.Turn]{
+			{2, minimalTurn("t1"), ""},
+			{8, persona.Turn{}, "line 10, column 22: bad JSON: unexpected end of JSON input"},
+			{12, minimalTurn("t3"), ""},
+		})
+	})
+	t.Run("on one line, with and without the comma", func(t *testing.T) {
+		for _, sep := range []string{",", " ", ""} {
+			in := "[" + turnJSONL("t1", "") + "," + broken + sep + turnJSONL("t3", "") + "," + turnJSONL("t4", "") + "]"
+			got := mustReadAll(t, []byte(in), JSONArray, DecodeTurn)
+			if len(got) != 4 || got[0].Err != "" || got[1].Err == "" || got[2].Err != "" || got[3].Err != "" {
+				t.Errorf("separator %q: %d rows %+v; want t1, one reject, t3, t4", sep, len(got), got)
+			}
+		}
+	})
+}
+
 func TestFatalErrorsNameLineAndColumn(t *testing.T) {
 	tests := []struct {
 		name    string
