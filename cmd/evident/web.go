@@ -286,6 +286,9 @@ func reportCommand() *cli.Command {
 }
 
 func runReport(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Int("cap") < 1 {
+		return fmt.Errorf("--cap %d: a report holds at least 1 turn (default %d)", cmd.Int("cap"), web.ReportCap)
+	}
 	db, run, err := openRun(ctx, cmd, openStoreRead)
 	if err != nil {
 		return err

@@ -141,6 +141,11 @@ func TestReportAndEvalCommands(t *testing.T) {
 		if errOut != "wrote "+path+" (run #1, 195 turns)\n" {
 			t.Errorf("stderr %q", errOut)
 		}
+		for _, c := range []string{"0", "-5"} {
+			if _, _, err := webCLI(ctx, t, "report", "--db", dbPath, "--html", path, "--cap", c); err == nil || !strings.Contains(err.Error(), "--cap "+c+": a report holds at least 1 turn") {
+				t.Errorf("--cap %s: %v", c, err)
+			}
+		}
 		// a capped report says so (the file says how many matched)
 		_, errOut, err = webCLI(ctx, t, "report", "--db", dbPath, "--run", "1", "--html", path, "--cap", "10")
 		if err != nil || errOut != "wrote "+path+" (run #1 of 195 turns: at most the first 10 of the filter)\n" {
