@@ -117,7 +117,7 @@ for n in $sizes; do
 		# a review form's session cookie and CSRF value, as a browser posts them
 		jar="$out/cookies-$n.txt"
 		csrf=$(curl -sS -c "$jar" -b "$jar" "$base/review/forbidden" | grep -o 'name="csrf" value="[^"]*"' | head -1 | sed 's/.*value="//; s/"$//')
-		forbidden=$(curl -sS "$base?verdict=%EA%B8%88%EC%A7%80%20%EC%86%8C%EC%9E%AC%20%EC%A0%91%EC%B4%89" | grep -o 'T-[0-9]\{9\}' | sort -u | head -50)
+		forbidden=$(curl -sS "$base?verdict=%EA%B8%88%EC%A7%80%20%EC%86%8C%EC%9E%AC%20%EC%A0%91%EC%B4%89" | grep -o 'class="row v-forbidden" id="t-T-[0-9]\{9\}"' | grep -o 'T-[0-9]\{9\}' | sort -u | head -50)
 		lat="$out/during-$n.txt"
 		: >"$lat"
 		errors=0 decisions=0 rounds=0

@@ -37,6 +37,7 @@ func judgeCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Usage: "parallel decoders/judges (0 = all cores)"},
 			&cli.StringFlag{Name: "tmp", Usage: "directory for the first pass's sorted runs (default: /var/tmp, else the system temp dir)"},
 			&cli.StringFlag{Name: "db", Usage: "store the tables and the run in this SQLite store instead of printing records (see evident serve)"},
+			niceFlag(),
 		), summaryFlags()...),
 		Action: runJudge,
 	}
@@ -141,6 +142,9 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon i
 	if cmd.String("cache") == cmd.String("db") {
 		// The run holds the store's write lock until it commits.
 		return fmt.Errorf("--cache must be another file than --db")
+	}
+	if err := applyNice(cmd); err != nil {
+		return err
 	}
 	db, err := openStore(ctx, cmd)
 	if err != nil {

@@ -36,6 +36,20 @@ func webCommands() []*cli.Command {
 	return []*cli.Command{serveCommand(), importCommand(), reportCommand(), evalCommand(), reviewCommand()}
 }
 
+// niceFlag is --nice of the commands that import (import, judge --db).
+func niceFlag() cli.Flag {
+	return &cli.IntFlag{Name: "nice", Value: 10, Usage: "run at this nice value (0..19; 0 keeps the current one), so that a screen served on the same machine keeps answering while the import runs"}
+}
+
+// applyNice checks --nice and lowers the process's priority to it.
+func applyNice(cmd *cli.Command) error {
+	n := cmd.Int("nice")
+	if n < 0 || n > 19 {
+		return fmt.Errorf("--nice %d: want 0..19 (a lower priority; raising it needs privileges)", n)
+	}
+	return lowerPriority(int(n))
+}
+
 func dbFlag() cli.Flag {
 	return &cli.StringFlag{Name: "db", Usage: "SQLite store file (default: evident/evident.db under the user's data directory; :memory: for a throwaway one)"}
 }
@@ -214,7 +228,7 @@ func importCommand() *cli.Command {
 		Name:  "import",
 		Usage: "load the three tables into the store as a dataset and judge it (a new run); nothing is stored when a row is rejected unless --keep-going",
 		Flags: append(tableFlags(),
-			dbFlag(),
+			dbFlag(), niceFlag(),
 			&cli.StringFlag{Name: "name", Usage: "dataset name (default: the turns file)"},
 			&cli.BoolFlag{Name: "keep-going", Usage: "store the rows that can be judged and keep the rejected ones on the run"},
 			&cli.BoolFlag{Name: "no-judge", Usage: "only import; judge later from the screen's run list"},
@@ -232,6 +246,9 @@ func runImport(ctx context.Context, cmd *cli.Command) (err error) {
 	defer func() { err = interrupted(ctx, err) }()
 	turns, cards, lexicon, p, err := tablesAndProfile(cmd)
 	if err != nil {
+		return err
+	}
+	if err := applyNice(cmd); err != nil {
 		return err
 	}
 	db, err := openStore(ctx, cmd)
