@@ -126,7 +126,7 @@ for n in $sizes; do
 		imp=$!
 		while kill -0 "$imp" 2>/dev/null; do
 			for name in "run page" "verdict 말투 어긋남" "character+model" "session" "search 청명검" "search 1 letter 백" "one turn" "page $pageN of a verdict" "disagreements"; do
-				if t=$(ms "${pages[$name]}"); then echo "$t page" >>"$lat"; else errors=$((errors + 1)); fi
+				if t=$(ms "${pages[$name]}"); then echo "$t page ${name// /_}" >>"$lat"; else errors=$((errors + 1)); fi
 			done
 			turn=$(echo "$forbidden" | sed -n "$(( rounds % $(echo "$forbidden" | wc -l) + 1 ))p")
 			res=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' -b "$jar" --data "csrf=$csrf&turn=$turn&value=confirm&who=bench" "$base/review/forbidden")

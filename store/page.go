@@ -138,12 +138,12 @@ func (db *DB) GoldRecords(ctx context.Context, runID int64, fn func(persona.Reco
 // when fewer records match.
 func (db *DB) SeqAt(ctx context.Context, runID int64, f Filter, offset int) (seq int, ok bool, err error) {
 	f.Limit, f.Offset, f.From, f.Until = 0, 0, 0, 0
-	where, args, pool, err := db.whereOf(ctx, runID, f)
+	where, args, pool, order, err := db.whereOf(ctx, runID, f)
 	if err != nil {
 		return 0, false, err
 	}
 	args = append(args, max(offset, 0))
-	err = pool.QueryRowContext(ctx, "SELECT seq FROM verdict"+where+" ORDER BY seq LIMIT 1 OFFSET ?", args...).Scan(&seq)
+	err = pool.QueryRowContext(ctx, "SELECT seq FROM verdict"+where+" ORDER BY "+order+" LIMIT 1 OFFSET ?", args...).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}

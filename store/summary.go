@@ -258,7 +258,7 @@ func (db *DB) textCross(ctx context.Context, runID int64, f Filter) (cross []Cro
 	if live > 0 {
 		return nil, false, false, nil
 	}
-	where, args, pool, err := db.whereOf(ctx, runID, f)
+	where, args, pool, order, err := db.whereOf(ctx, runID, f)
 	if err != nil {
 		return nil, false, false, err
 	}
@@ -267,7 +267,7 @@ func (db *DB) textCross(ctx context.Context, runID int64, f Filter) (cross []Cro
 	// the largest of all).
 	limit := db.SearchCap()
 	rows, err := pool.QueryContext(ctx, "SELECT character_id, model_id, verdict, count(*), max(seq) FROM (SELECT seq, character_id, model_id, verdict FROM verdict"+where+
-		" ORDER BY seq LIMIT ?) GROUP BY character_id, model_id, verdict ORDER BY character_id, model_id", append(args, limit+1)...)
+		" ORDER BY "+order+" LIMIT ?) GROUP BY character_id, model_id, verdict ORDER BY character_id, model_id", append(args, limit+1)...)
 	if err != nil {
 		return nil, false, false, fmt.Errorf("store: count run %d: %w", runID, err)
 	}
@@ -420,7 +420,7 @@ func (db *DB) groupCounts(ctx context.Context, runID int64, col string, f Filter
 			return groupCross(cross, f, col), err
 		}
 	}
-	where, args, pool, err := db.whereOf(ctx, runID, f)
+	where, args, pool, _, err := db.whereOf(ctx, runID, f)
 	if err != nil {
 		return nil, err
 	}
