@@ -55,13 +55,9 @@ func main() {
 }
 
 func run(turnsPath, cardsPath, lexiconPath, outPath string, workers int, cpuPath, heapPath string) error {
-	var ins [3]ingest.Source
-	for i, p := range []string{turnsPath, cardsPath, lexiconPath} {
-		in, err := ingest.File(p)
-		if err != nil {
-			return err
-		}
-		ins[i] = in
+	ins, err := openTables(turnsPath, cardsPath, lexiconPath)
+	if err != nil {
+		return err
 	}
 	j, _, err := batch.NewJudge(ins[1], ins[2], nil)
 	if err != nil {
@@ -81,17 +77,11 @@ func run(turnsPath, cardsPath, lexiconPath, outPath string, workers int, cpuPath
 	if heapPath != "" {
 		w = &heapAtFirstWrite{Writer: w, path: heapPath}
 	}
-	if cpuPath != "" {
-		f, err := os.Create(cpuPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(cpuPath)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	tally, err := (&batch.Run{Judge: j, Turns: ins[0], Workers: workers}).Do(context.Background(), batch.Outputs{Lines: w})
 	if err != nil {
 		return err
@@ -105,13 +95,9 @@ func runDB(turnsPath, cardsPath, lexiconPath, dbPath string, workers int, cpuPat
 	if _, err := os.Stat(dbPath); err == nil {
 		return fmt.Errorf("%s exists; -db wants a new store file", dbPath)
 	}
-	var ins [3]ingest.Source
-	for i, p := range []string{turnsPath, cardsPath, lexiconPath} {
-		in, err := ingest.File(p)
-		if err != nil {
-			return err
-		}
-		ins[i] = in
+	ins, err := openTables(turnsPath, cardsPath, lexiconPath)
+	if err != nil {
+		return err
 	}
 	ctx := context.Background()
 	db, err := store.Open(ctx, dbPath)
@@ -119,17 +105,11 @@ func runDB(turnsPath, cardsPath, lexiconPath, dbPath string, workers int, cpuPat
 		return err
 	}
 	defer db.Close()
-	if cpuPath != "" {
-		f, err := os.Create(cpuPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(cpuPath)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	start := time.Now()
 	id, tally, err := runstore.JudgeToStoreWith(ctx, db, runstore.Tables{Turns: ins[0], Cards: ins[1], Lexicon: ins[2]}, runstore.Options{Workers: workers})
 	if err != nil {
@@ -137,6 +117,35 @@ func runDB(turnsPath, cardsPath, lexiconPath, dbPath string, workers int, cpuPat
 	}
 	fmt.Fprintf(os.Stderr, "run %d: %v in %.1f s\n", id, tally, time.Since(start).Seconds())
 	return nil
+}
+
+// openTables opens the three tables as sources, in that order.
+func openTables(paths ...string) ([3]ingest.Source, error) {
+	var ins [3]ingest.Source
+	for i, p := range paths {
+		in, err := ingest.File(p)
+		if err != nil {
+			return ins, err
+		}
+		ins[i] = in
+	}
+	return ins, nil
+}
+
+// startCPUProfile starts a CPU profile into path ("" for none); stop ends it.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // heapAtFirstWrite writes a heap profile (after a GC) on the first Write.
