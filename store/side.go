@@ -291,17 +291,7 @@ func (c *attachConnector) Driver() driver.Driver { return c.drv }
 
 // sideTx runs fn in one write transaction of the sidecar.
 func (db *DB) sideTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	db.side.mu.Lock()
-	defer db.side.mu.Unlock()
-	tx, err := db.side.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return lockedTx(ctx, &db.side.mu, db.side.w, fn)
 }
 
 // closeSide closes the sidecar's pools.

@@ -281,9 +281,15 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if db.readOnly {
 		return fmt.Errorf("%w: %s", ErrReadOnly, db.path)
 	}
-	db.wmu.Lock()
-	defer db.wmu.Unlock()
-	tx, err := db.sql.BeginTx(ctx, nil)
+	return lockedTx(ctx, &db.wmu, db.sql, fn)
+}
+
+// lockedTx runs fn in one transaction of pool with mu held: committed when
+// fn returns nil, rolled back otherwise.
+func lockedTx(ctx context.Context, mu *sync.Mutex, pool *sql.DB, fn func(*sql.Tx) error) error {
+	mu.Lock()
+	defer mu.Unlock()
+	tx, err := pool.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

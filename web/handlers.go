@@ -2,7 +2,6 @@ package web
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,15 +48,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	case *crystalItemPage:
 		v.Title, v.Nav, v.Lang = fmt.Sprintf("CRYSTAL · %s · %s", pg.ID, pg.Model), "crystal", "en"
 	}
-	var buf bytes.Buffer
-	if err := s.pages[name].ExecuteTemplate(&buf, "layout", v); err != nil {
-		s.opt.Log.Printf("web: render %s: %v", name, err)
-		http.Error(w, "화면을 그리지 못했습니다", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	s.renderView(w, status, name, v)
 }
 
 func (s *Server) view(r *http.Request, page any) view {
