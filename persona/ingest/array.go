@@ -115,7 +115,7 @@ func (a *arrayReader) next() (Raw, error) {
 				return Raw{}, a.endError("want a JSON array, got an empty table")
 			}
 			if c != '[' {
-				return Raw{}, a.fatal("want '[' to open a JSON array, got %q", c)
+				return Raw{}, a.fatal("want '[' to open a JSON array, got %s", byteName(c))
 			}
 			a.consume1()
 			a.state = arrFirst
@@ -152,7 +152,7 @@ func (a *arrayReader) next() (Raw, error) {
 				a.state = arrDone
 				return Raw{}, io.EOF
 			}
-			return Raw{}, a.fatal("unexpected %q after the end of the JSON array", c)
+			return Raw{}, a.fatal("unexpected %s after the end of the JSON array", byteName(c))
 		default:
 			return Raw{}, io.EOF
 		}
@@ -306,6 +306,19 @@ func jsonKind(b []byte) string {
 	case c == '-' || c >= '0' && c <= '9':
 		return "number"
 	default:
-		return fmt.Sprintf("invalid JSON starting with %q", c)
+		return "invalid JSON starting with " + byteName(c)
 	}
+}
+
+// byteName names a byte for a message: 'x' for ASCII, else its value in hex
+// (a byte of a multi-byte UTF-8 sequence printed as a rune reads as a Latin-1
+// letter: 0xEF as 'ï'), with a hint for the first byte of a UTF-8 BOM.
+func byteName(c byte) string {
+	switch {
+	case c < 0x80:
+		return fmt.Sprintf("%q", c)
+	case c == 0xEF:
+		return "byte 0xEF (a UTF-8 byte order mark, U+FEFF, where only the file's start may have one?)"
+	}
+	return fmt.Sprintf("byte 0x%02X", c)
 }

@@ -311,6 +311,20 @@ func TestAJSONArrayObjectMissingItsBraceIsOneReject(t *testing.T) {
 	})
 }
 
+// TestAByteBeyondASCIIIsNamedByItsValue: a stray byte in a message is its
+// hex value (printed as a rune, 0xEF read as 'ï'), and a UTF-8 byte order
+// mark in the middle of a file is named as one.
+func TestAByteBeyondASCIIIsNamedByItsValue(t *testing.T) {
+	got := mustReadAll(t, []byte(turnJSONL("t1", "")+"\n\uFEFF"+turnJSONL("t2", "")+"\n"), JSONL, DecodeTurn)
+	checkRows(t, got, []rowOut[persona.Turn]{
+		{1, minimalTurn("t1"), ""},
+		{2, persona.Turn{}, "line 2, column 1: want JSON object, got invalid JSON starting with byte 0xEF (a UTF-8 byte order mark, U+FEFF, where only the file's start may have one?)"},
+	})
+	if _, err := readAll(t, []byte("\xf1\x00junk"), JSONArray, DecodeTurn); err == nil || err.Error() != "line 1, column 1: want '[' to open a JSON array, got byte 0xF1" {
+		t.Errorf("error = %v", err)
+	}
+}
+
 func TestFatalErrorsNameLineAndColumn(t *testing.T) {
 	tests := []struct {
 		name    string
