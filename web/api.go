@@ -160,6 +160,14 @@ const (
 	shapeLines
 )
 
+// MaxUploadRow caps one chat_turn row of an upload to the screen, in bytes
+// of its text (ingest.Size): 1 MiB. A longer row is a reject at its line
+// (ingest.CapRows), so the upload is refused with it listed unless the
+// uploader keeps going: a run holds many times a row while judging it (a
+// 55 MB row took the server to 1.5 GB), and two uploads may be in flight.
+// evident judge takes rows of any length.
+const MaxUploadRow = 1 << 20
+
 // MaxLiveRowText caps one live row's reply_text plus user_message: 1 MiB.
 // The batch judge reads rows of any length, but a request's memory grows
 // with its rows' text many times over (evidence, summary, the stored record

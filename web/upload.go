@@ -353,7 +353,11 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 				fmt.Sprintf("%q: 확장자로 형식을 고릅니다 — %s 가운데 하나여야 합니다. 아무것도 가져오지 않았습니다.", up.name, want))
 			return
 		}
-		*in.dst = ingest.NewTable(up.name, format, up.open)
+		var src ingest.Source = ingest.NewTable(up.name, format, up.open)
+		if in.field == "turns" {
+			src = ingest.CapRows(src, MaxUploadRow, "the screen judges rows up to this size; judge longer ones with evident judge --db")
+		}
+		*in.dst = src
 	}
 	if t.Turns == nil {
 		reject("회차 로그 파일이 없습니다", "chat_turn 표(회차 로그)는 꼭 올려야 합니다.")
