@@ -25,23 +25,7 @@ sizes=${BENCH_SIZES:-"100000"}
 repeat=${BENCH_REPEAT:-3}
 port=${BENCH_PORT:-18474}
 
-for tool in curl /usr/bin/time; do
-	command -v "$tool" >/dev/null || { echo "review.sh: $tool is missing (Debian packages curl, time)" >&2; exit 1; }
-done
-
-mkdir -p "$out"
-echo "# building" >&2
-go build -o "$out/evident" ./cmd/evident
-go build -o "$out/gen" ./bench/gen
-cp persona/demo/data/cards.json persona/demo/data/lexicon.csv "$out/"
-
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-
-# ms URL: one request's total time in milliseconds (fails on a non-200).
-ms() {
-	curl -sS -o /dev/null -w '%{http_code} %{time_total}\n' "$1" |
-		awk -v u="$1" '$1 != 200 { print "review.sh: " u ": HTTP " $1 > "/dev/stderr"; exit 1 } { printf "%.0f\n", $2 * 1000 }'
-}
+. bench/screen-lib.sh # tools, builds, median, ms
 
 pid= sampler=
 start_server() { # db rss_log
