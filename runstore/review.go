@@ -229,16 +229,9 @@ func cardsChangedSince(ctx context.Context, db *store.DB, run store.RunInfo) (bo
 	if !ok {
 		return false, nil
 	}
-	src, err := db.DatasetTable(ctx, run.DatasetID, store.TableCards)
-	if err != nil {
+	now, ok, err := storedFingerprint(ctx, db, run.DatasetID, store.TableCards)
+	if err != nil || !ok || now == was {
 		return false, err
-	}
-	if err := readThrough(src); err != nil {
-		return false, err
-	}
-	now, ok := src.Fingerprint()
-	if !ok || now == was {
-		return false, nil
 	}
 	runs, err := db.Runs(ctx)
 	if err != nil {

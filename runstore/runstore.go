@@ -466,20 +466,31 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 // commitImportedRun sets the fingerprints of the stored tables on a run
 // judged while dataset id was imported and commits it.
 func commitImportedRun(ctx context.Context, db *store.DB, id int64, w *store.RunWriter, turnsSum string, tally persona.Tally) (store.RunInfo, error) {
-	_, cards, lexicon, err := datasetTables(ctx, db, id)
-	if err != nil {
-		return store.RunInfo{}, err
-	}
-	for table, s := range map[string]*store.Source{store.TableCards: cards, store.TableLexicon: lexicon} {
-		if err := readThrough(s); err != nil {
+	for _, table := range []string{store.TableCards, store.TableLexicon} {
+		sum, ok, err := storedFingerprint(ctx, db, id, table)
+		if err != nil {
 			return store.RunInfo{}, err
 		}
-		if sum, ok := s.Fingerprint(); ok {
+		if ok {
 			w.SetFingerprint(table, sum)
 		}
 	}
 	w.SetFingerprint(store.TableTurns, turnsSum)
 	return w.Commit(tally)
+}
+
+// storedFingerprint is the fingerprint of a stored dataset's (small) table,
+// read to its end; ok is false when the source has none.
+func storedFingerprint(ctx context.Context, db *store.DB, datasetID int64, table string) (sum string, ok bool, err error) {
+	src, err := db.DatasetTable(ctx, datasetID, table)
+	if err != nil {
+		return "", false, err
+	}
+	if err := readThrough(src); err != nil {
+		return "", false, err
+	}
+	sum, ok = src.Fingerprint()
+	return sum, ok, nil
 }
 
 // readThrough reads a (small) source to its end, so its Fingerprint is set.

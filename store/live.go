@@ -216,7 +216,7 @@ type liveQueue struct {
 	connAuto int
 
 	// Buffers the writer reuses between groups (only the writer uses them).
-	enc      recEncoder
+	enc      recordEncoder
 	stateBuf []byte
 
 	prep     sync.Mutex
@@ -544,7 +544,7 @@ type liveGroup struct {
 	work  map[string]*liveWork // by session_id: states as this group left them
 	now   string               // the group's time stamp
 	state []byte               // the state encoder's buffer (q.stateBuf, given back after)
-	enc   *recEncoder          // the record encoder of calls judged inline (q.enc)
+	enc   *recordEncoder       // the record encoder of calls judged inline (q.enc)
 }
 
 // liveTally is a live run's judged count (the next seq) and by_verdict as
@@ -767,35 +767,6 @@ func keepBuf(b []byte) []byte {
 	return b[:0]
 }
 
-// recEncoder writes records' stored JSON (one line, no newline):
-// persona's AppendRecord bytes (the batch output's), or encoding/json's with
-// HTML not escaped when AppendRecord declines. One per goroutine.
-type recEncoder struct {
-	rec  []byte
-	enc  *json.Encoder // the fallback, into encB
-	encB bytes.Buffer
-}
-
-// encode returns r's stored JSON, valid until the next call.
-func (e *recEncoder) encode(r *persona.Record) ([]byte, error) {
-	if e.rec == nil {
-		e.rec = make([]byte, 0, 4<<10) // a demo record is 1-2 KiB: no regrowth
-	}
-	var ok bool
-	if e.rec, ok = persona.AppendRecord(e.rec[:0], r); ok {
-		return e.rec[:len(e.rec)-1], nil
-	}
-	if e.enc == nil {
-		e.enc = json.NewEncoder(&e.encB)
-		e.enc.SetEscapeHTML(false)
-	}
-	e.encB.Reset()
-	if err := e.enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(e.encB.Bytes(), []byte("\n")), nil
-}
-
 // encodeState returns state's stored JSON (see LiveStep).
 func (g *liveGroup) encodeState(state any) ([]byte, error) {
 	switch v := state.(type) {
@@ -951,7 +922,7 @@ type judgePipe struct {
 	queue   []judged      // not piped: the results
 	failed  bool          // a step failed: later turns are not stepped (the judging goroutine's)
 	abort   atomic.Bool   // the call ended: step nothing more
-	enc     *recEncoder
+	enc     *recordEncoder
 	closed  bool
 }
 
@@ -970,10 +941,10 @@ type judged struct {
 
 // newJudgePipe returns c's pipe; inline is the encoder it uses when not
 // piped.
-func newJudgePipe(c *liveCall, piped bool, inline *recEncoder) *judgePipe {
+func newJudgePipe(c *liveCall, piped bool, inline *recordEncoder) *judgePipe {
 	p := &judgePipe{c: c, enc: inline}
 	if piped {
-		p.enc = new(recEncoder)                    // the goroutine's own
+		p.enc = new(recordEncoder)                 // the goroutine's own
 		p.jobs = make(chan judgeJob, len(c.turns)) // never blocks: at most one job a turn
 		p.results = make(chan judged, len(c.turns))
 		p.done = make(chan struct{})

@@ -126,33 +126,35 @@ var runErrs = []func(p *pendingRow, err error) error{
 // candidate on its row's own text (search.go), so a stale entry (even one
 // whose rowid a later row reuses) costs a candidate, never a wrong match.
 func indexRow(p *pendingRow, res sql.Result) (int, []any, bool, error) {
-	if p.stmt != runVerdict {
-		return 0, nil, false, nil
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
+	r, ok, err := searchRow(p, res)
+	if !ok || err != nil {
 		return runSearch, nil, false, err
 	}
-	reply := ""
-	if s, ok := p.args[9].(string); ok {
-		reply = s
-	}
-	return runSearch, []any{id, indexText(p.args[8].(string)), indexText(reply)}, true, nil
+	return runSearch, []any{r.rowid, indexText(r.summary), indexText(r.reply)}, true, nil
 }
 
 // collect is a run batch's writeBatch.then on a store with a sidecar: each
 // verdict row's rowid and texts wait in pend for the batch to commit.
 func (w *RunWriter) collect(p *pendingRow, res sql.Result) (int, []any, bool, error) {
+	r, ok, err := searchRow(p, res)
+	if ok {
+		w.pend = append(w.pend, r)
+	}
+	return runSearch, nil, false, err
+}
+
+// searchRow is what the search index holds of a verdict row just inserted
+// (its rowid, summary and reply_text); ok is false for other rows.
+func searchRow(p *pendingRow, res sql.Result) (r sideRow, ok bool, err error) {
 	if p.stmt != runVerdict {
-		return 0, nil, false, nil
+		return r, false, nil
 	}
 	id, err := res.LastInsertId()
 	if err != nil {
-		return runSearch, nil, false, err
+		return r, false, err
 	}
 	reply, _ := p.args[9].(string)
-	w.pend = append(w.pend, sideRow{rowid: id, summary: p.args[8].(string), reply: reply})
-	return 0, nil, false, nil
+	return sideRow{rowid: id, summary: p.args[8].(string), reply: reply}, true, nil
 }
 
 // handOver is a run batch's writeBatch.after with a sidecar: a committed
@@ -328,10 +330,11 @@ func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOptio
 	if sc.rejectedBy != "" {
 		rejectedBy = sc.rejectedBy
 	}
-	js, err := w.enc.encode(&rec)
+	jsb, err := w.enc.encode(&rec)
 	if err != nil {
-		return w.fail(fmt.Errorf("store: turn %q: %w", rec.TurnID, err))
+		return w.fail(fmt.Errorf("store: turn %q: encode record: %w", rec.TurnID, err))
 	}
+	js := string(jsb)
 	var prompt string
 	var reply any
 	if turn != nil {

@@ -381,29 +381,18 @@ func (db *DB) indexBatch(ctx context.Context, runID int64, next int, place strin
 		if err != nil {
 			return false, err
 		}
-		if len(batch) > 0 {
-			if err := db.insertSide(ctx, batch); err != nil {
-				return false, err
-			}
+		if err := db.insertSide(ctx, batch); err != nil {
+			return false, err
 		}
 		return done, db.inTx(ctx, func(tx *sql.Tx) error { return progress(tx, len(batch), last) })
 	}
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		batch, last, err := read(tx)
+		if err == nil {
+			err = insertIndexRows(ctx, tx, batch)
+		}
 		if err != nil {
 			return err
-		}
-		if len(batch) > 0 {
-			stmt, err := tx.PrepareContext(ctx, "INSERT INTO verdict_fts (rowid, summary, reply_text) VALUES (?, ?, ?)")
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
-			for _, r := range batch {
-				if _, err := stmt.ExecContext(ctx, r.rowid, indexText(r.summary), indexText(r.reply)); err != nil {
-					return err
-				}
-			}
 		}
 		return progress(tx, len(batch), last)
 	})

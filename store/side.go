@@ -107,8 +107,8 @@ func (db *DB) openSide(ctx context.Context, params string) error {
 
 // isBrokenFile reports SQLITE_NOTADB or SQLITE_CORRUPT.
 func isBrokenFile(err error) bool {
-	var se interface{ Code() int }
-	return errors.As(err, &se) && (se.Code()&0xff == 26 || se.Code()&0xff == 11)
+	c := sqliteCode(err)
+	return c == 26 || c == 11
 }
 
 // openSideOnce is openSide without the replacement of a damaged sidecar.
@@ -334,19 +334,30 @@ type sideRow struct {
 
 // insertSide writes rows into the sidecar's index in one transaction.
 func (db *DB) insertSide(ctx context.Context, rows []sideRow) error {
-	return db.sideTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, "INSERT INTO verdict_fts (rowid, summary, reply_text) VALUES (?, ?, ?)")
-		if err != nil {
+	if len(rows) == 0 {
+		return nil
+	}
+	return db.sideTx(ctx, func(tx *sql.Tx) error { return insertIndexRows(ctx, tx, rows) })
+}
+
+// insertIndexRows writes rows into the verdict_fts of tx's main schema (the
+// store's own index, or the sidecar's on its pool), their texts as
+// indexText makes them.
+func insertIndexRows(ctx context.Context, tx *sql.Tx, rows []sideRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, "INSERT INTO verdict_fts (rowid, summary, reply_text) VALUES (?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, r := range rows {
+		if _, err := stmt.ExecContext(ctx, r.rowid, indexText(r.summary), indexText(r.reply)); err != nil {
 			return err
 		}
-		defer stmt.Close()
-		for _, r := range rows {
-			if _, err := stmt.ExecContext(ctx, r.rowid, indexText(r.summary), indexText(r.reply)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // sideIndexer is a RunWriter's index writer: batches sent to it are written

@@ -302,10 +302,7 @@ func lockedTx(ctx context.Context, mu *sync.Mutex, pool *sql.DB, fn func(*sql.Tx
 
 // isReadOnlyFile reports SQLite's SQLITE_READONLY (any extended code): the
 // file or its directory cannot be written by this process.
-func isReadOnlyFile(err error) bool {
-	var se interface{ Code() int }
-	return errors.As(err, &se) && se.Code()&0xff == 8
-}
+func isReadOnlyFile(err error) bool { return sqliteCode(err) == 8 }
 
 func nullString(p *string) any {
 	if p == nil {

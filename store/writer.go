@@ -413,7 +413,14 @@ func (db *DB) rollbackTarget(ctx context.Context, kind string, id int64, lk *wri
 }
 
 // isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
-func isBusy(err error) bool {
+func isBusy(err error) bool { return sqliteCode(err) == 5 }
+
+// sqliteCode is the primary result code (extended code & 0xff) of a SQLite
+// error in err's chain, or -1 when there is none.
+func sqliteCode(err error) int {
 	var se interface{ Code() int }
-	return errors.As(err, &se) && se.Code()&0xff == 5
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return -1
 }
