@@ -49,7 +49,9 @@ func TestBoundedImport(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// 10 rows in batches of 4: two batches committed, two rows held.
+		// 10 rows in batches of 4: two batches committed (the second
+		// written behind: settle waits for it), two rows held.
+		im.b.settle()
 		if n := count(t, db, "chat_turn"); n != 8 {
 			t.Fatalf("%d chat_turn rows committed mid-import, want 8", n)
 		}
@@ -137,7 +139,14 @@ func TestBoundedImport(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		err = im.AddTurn(&turns[0]) // fills the second batch: written now
+		// This row fills the second batch, which is written behind: its
+		// error comes with a call after the write ended (settle waits for
+		// that).
+		if err := im.AddTurn(&turns[0]); err != nil {
+			t.Fatalf("the row that fills a batch written behind: %v, want nil", err)
+		}
+		im.b.settle()
+		err = im.AddTurn(&turns[3])
 		if err == nil || !strings.Contains(err.Error(), `"T00000" (row 4)`) || !strings.Contains(err.Error(), "UNIQUE") {
 			t.Fatalf("repeat from an earlier batch: %v, want the UNIQUE error naming row 4", err)
 		}
@@ -199,6 +208,7 @@ func TestBoundedImport(t *testing.T) {
 			}
 		}
 		// As a Rollback whose deletes failed: the lock is gone, the rows stay.
+		im.b.settle()
 		im.done = true
 		im.lk.release()
 		if n := count(t, db, "chat_turn"); n != 4 {
@@ -228,6 +238,7 @@ func TestBoundedImport(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			w.b.settle()
 			if n := count(t, db, "verdict"); n < 8 {
 				t.Fatalf("%d verdict rows committed mid-run", n)
 			}

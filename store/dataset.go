@@ -113,7 +113,7 @@ func (db *DB) BeginImport(ctx context.Context, name string) (*Importer, error) {
 		im.lk.release()
 		return nil, fmt.Errorf("store: begin import: %w", err)
 	}
-	im.b = &writeBatch{db: db, ctx: ctx, queries: importQueries, errf: importErrs}
+	im.b = &writeBatch{db: db, ctx: ctx, queries: importQueries, errf: importErrs, behind: true}
 	return im, nil
 }
 
@@ -275,6 +275,7 @@ func (im *Importer) Rollback() error {
 		return nil
 	}
 	im.done = true
+	im.b.wait() // its rows are deleted below; its error no longer matters
 	return im.db.rollbackTarget(im.ctx, "import", im.id, im.lk)
 }
 

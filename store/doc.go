@@ -64,7 +64,11 @@
 // item 2): the Importer or RunWriter holds at most DefaultBatchRows rows
 // (or DefaultBatchBytes) and writes them in one short transaction, so a
 // review decision or gold labels made meanwhile wait for one batch, not
-// for the import; Decide, Undo, PutGold and UpdateCard also retry
+// for the import. A full batch is written behind, on a goroutine, while
+// the caller fills the next one (at most one batch being written per
+// writer, so at most two held): the judge and the store's writes run on
+// two cores at once; the write's error comes with the writer's next call
+// (Add, Commit), naming the row that failed; Decide, Undo, PutGold and UpdateCard also retry
 // SQLITE_BUSY a few times with a growing wait (inTxRetry). The dataset or
 // run row is committed first, marked incomplete (dataset.complete = 0,
 // migration 0004; run.finished_at NULL), and marked complete in the same

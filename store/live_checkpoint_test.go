@@ -1,7 +1,10 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
+	"path/filepath"
 	"os"
 	"strings"
 	"testing"
@@ -39,7 +42,15 @@ func fileSize(t *testing.T, path string) int64 {
 // checkpoint leaves the WAL over liveWALLimit pages, live groups checkpoint
 // in their commit again (the file grows with the commit itself).
 func TestLiveGroupsCheckpointInTheBackground(t *testing.T) {
-	db, path := openFile(t)
+	// Of 4 KiB pages (a store created before 16 KiB pages), so that
+	// bigCall's 1,500 turns are over SQLite's 1,000-page checkpoint.
+	path := filepath.Join(t.TempDir(), "evident.db")
+	pageSizedFile(t, path, 4096)
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	db.sql.SetMaxOpenConns(1) // one connection: the live group's is the one checked after
 	ds := liveDataset(t, db)
 	j := liveJudge(t)
@@ -95,5 +106,46 @@ func TestLiveGroupsCheckpointInTheBackground(t *testing.T) {
 	res, _ := judgeLive(t, db, ds, j, liveTurn("T9", "", true, "동생 이름이 뭐였지?", "글쎄, 몰라."))
 	if r := recordOf(t, res[0].Record); r.Verdict != persona.RecallFailed {
 		t.Fatalf("S1 after the checkpoints: %s", r.Verdict)
+	}
+}
+
+// pageSizedFile creates an SQLite file at path whose pages are size bytes.
+func pageSizedFile(t *testing.T, path string, size int) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(fmt.Sprintf("PRAGMA page_size = %d; CREATE TABLE made_by_test (x); DROP TABLE made_by_test", size)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func pageSize(t *testing.T, db *DB) int {
+	t.Helper()
+	var n int
+	if err := db.sql.QueryRow("PRAGMA page_size").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A store file Open creates has 16 KiB pages; a file made before keeps
+// its own (4 KiB, SQLite's default) and opens as before.
+func TestANewStoreFileHas16KiBPages(t *testing.T) {
+	db, _ := openFile(t)
+	if n := pageSize(t, db); n != 16384 {
+		t.Fatalf("new store: page_size %d, want 16384", n)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	pageSizedFile(t, path, 4096)
+	old, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if n := pageSize(t, old); n != 4096 {
+		t.Fatalf("store of 4 KiB pages: page_size %d after Open, want 4096", n)
 	}
 }

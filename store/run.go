@@ -275,7 +275,7 @@ func (db *DB) beginRun(ctx context.Context, meta RunMeta, im *Importer) (*RunWri
 		w.lk.release()
 		return nil, fmt.Errorf("store: begin run: %w", err)
 	}
-	w.b = &writeBatch{db: db, ctx: ctx, queries: runQueries, errf: runErrs, then: indexRow}
+	w.b = &writeBatch{db: db, ctx: ctx, queries: runQueries, errf: runErrs, then: indexRow, behind: true}
 	if db.side.w != nil {
 		w.ix = db.startIndexer(ctx)
 		w.b.then, w.b.after = w.collect, w.handOver
@@ -438,6 +438,8 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 		place = "side"
 		if len(w.b.rows) > 0 {
 			err = w.b.flush(nil)
+		} else {
+			_, err = w.b.wait() // the last full batch may still be written behind
 		}
 		if ierr := w.stopIndexer(); err == nil {
 			err = ierr
@@ -515,6 +517,7 @@ func (w *RunWriter) Rollback() error {
 		return nil
 	}
 	w.done = true
+	w.b.wait()      // its rows are deleted below; its error no longer matters
 	w.stopIndexer() // its entries stay: the contentless index tolerates them
 	return w.db.rollbackTarget(w.ctx, "run", w.id, w.lk)
 }

@@ -318,6 +318,7 @@ func TestKilledHelper(t *testing.T) {
 				os.Exit(2)
 			}
 		}
+		w.b.settle() // the fourth batch is written behind: let it land
 	case "importrun": // TestKilledImportRun
 		im, err := db.BeginImport(ctx, "killed")
 		if err != nil {
@@ -339,6 +340,8 @@ func TestKilledHelper(t *testing.T) {
 				os.Exit(2)
 			}
 		}
+		im.b.settle()
+		w.b.settle()
 	case "import":
 		im, err := db.BeginImport(ctx, "killed")
 		if err != nil {
@@ -351,6 +354,7 @@ func TestKilledHelper(t *testing.T) {
 				os.Exit(2)
 			}
 		}
+		im.b.settle()
 	}
 	fmt.Println("ready")
 	time.Sleep(time.Minute) // killed here

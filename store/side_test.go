@@ -228,3 +228,18 @@ func TestAnInMemoryStoreIndexesInItsOwnTable(t *testing.T) {
 	}
 	searchSeqs(t, db, run.ID, "in memory")
 }
+
+// TestARunThatFillsItsLastBatchCommitsIndexed: when a run's rows fill its
+// batches exactly, the last one is still being written behind when Commit
+// starts (no rows are left for Commit's own batch); Commit waits for it and
+// its index entries before the run becomes visible (this panicked once:
+// the indexer was stopped under the write).
+func TestARunThatFillsItsLastBatchCommitsIndexed(t *testing.T) {
+	db, _ := openFile(t)
+	db.batchRows = len(sideTexts)
+	run := writeSideRun(t, db)
+	if place, indexed := placeOf(t, db, run.ID); place != "side" || !indexed {
+		t.Fatalf("run index place %q, indexed %v; want side, indexed", place, indexed)
+	}
+	searchSeqs(t, db, run.ID, "after a commit with no rows left")
+}

@@ -313,6 +313,23 @@ type writeBatch struct {
 	// transaction ended (a RunWriter then hands the batch's rows to its
 	// sidecar indexer); its error becomes the flush's.
 	after func(err error) error
+	// behind, when set, makes add hand a full batch to a goroutine that
+	// writes it while the caller fills the next (the caller judges and
+	// the store writes at the same time, on two cores): at most one batch
+	// is being written, so the batch holds at most twice its bound. That
+	// write's error is returned by the next add, flush or wait; the row it
+	// names (errf) is still the row that failed. then and after run on
+	// that goroutine, one batch at a time, as they do in flush.
+	behind  bool
+	writing chan behindResult // the batch being written; nil when none
+	settled behindResult      // its outcome, once settle took it, until wait
+}
+
+// behindResult is a batch written behind: its error and its row slice,
+// emptied, for the next batch to reuse.
+type behindResult struct {
+	err  error
+	rows []pendingRow
 }
 
 // pendingRow is one row waiting in a writeBatch.
@@ -327,6 +344,16 @@ type pendingRow struct {
 // "", must be unique among the rows of the batch (the table's UNIQUE
 // constraint checks the rest at the flush); a repeat fails with dup's error.
 func (b *writeBatch) add(row pendingRow, size int, key string, dup func() error) error {
+	if b.writing != nil {
+		select { // a batch written behind that has ended: take its outcome now
+		case b.settled = <-b.writing:
+			b.writing = nil
+		default:
+		}
+	}
+	if b.settled.err != nil {
+		return b.settled.err
+	}
 	if key != "" {
 		if _, ok := b.keys[key]; ok {
 			return dup()
@@ -339,14 +366,71 @@ func (b *writeBatch) add(row pendingRow, size int, key string, dup func() error)
 	b.rows = append(b.rows, row)
 	b.bytes += size
 	if len(b.rows) >= max(b.db.batchRows, 1) || b.bytes >= b.db.batchBytes {
+		if b.behind {
+			return b.flushBehind()
+		}
 		return b.flush(nil)
 	}
 	return nil
 }
 
+// flushBehind waits for the batch being written, then starts writing the
+// queued rows on a goroutine and returns; the next batch fills a fresh
+// slice (the previous batch's, once it is written).
+func (b *writeBatch) flushBehind() error {
+	spare, err := b.wait()
+	if err != nil {
+		return err
+	}
+	rows := b.rows
+	b.rows, b.bytes = spare[:0], 0
+	clear(b.keys) // a repeat across batches is the table's UNIQUE error, as in flush
+	ch := make(chan behindResult, 1)
+	b.writing = ch
+	go func() {
+		err := b.write(rows, nil)
+		clear(rows) // drop references for the collector
+		ch <- behindResult{err: err, rows: rows[:0]}
+	}()
+	return nil
+}
+
+// wait waits for the batch being written behind and returns its emptied
+// row slice and its error (nil, nil when none was written since the last
+// wait).
+func (b *writeBatch) wait() ([]pendingRow, error) {
+	b.settle()
+	r := b.settled
+	b.settled = behindResult{}
+	return r.rows, r.err
+}
+
+// settle waits for the batch being written behind and keeps its outcome
+// for the next wait: after it, what the batch committed is visible.
+func (b *writeBatch) settle() {
+	if b.writing != nil {
+		b.settled = <-b.writing
+		b.writing = nil
+	}
+}
+
 // flush writes the queued rows, then final (when not nil), in one write
-// transaction.
+// transaction, after the batch being written behind (whose error it
+// returns instead, writing nothing).
 func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
+	if _, err := b.wait(); err != nil {
+		return err
+	}
+	err := b.write(b.rows, final)
+	clear(b.rows) // drop references for the collector
+	b.rows, b.bytes = b.rows[:0], 0
+	clear(b.keys)
+	return err
+}
+
+// write writes rows, then final (when not nil), in one write transaction,
+// and tells after the outcome.
+func (b *writeBatch) write(rows []pendingRow, final func(tx *sql.Tx) error) error {
 	err := b.db.inTx(b.ctx, func(tx *sql.Tx) error {
 		stmts := make([]*sql.Stmt, len(b.queries))
 		defer func() {
@@ -356,8 +440,8 @@ func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
 				}
 			}
 		}()
-		for i := range b.rows {
-			p := &b.rows[i]
+		for i := range rows {
+			p := &rows[i]
 			if stmts[p.stmt] == nil {
 				s, err := tx.PrepareContext(b.ctx, b.queries[p.stmt])
 				if err != nil {
@@ -390,9 +474,6 @@ func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
 		}
 		return nil
 	})
-	clear(b.rows) // drop references for the collector
-	b.rows, b.bytes = b.rows[:0], 0
-	clear(b.keys)
 	b.flushes++
 	if b.after != nil {
 		return b.after(err)
