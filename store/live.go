@@ -162,8 +162,9 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 // them writes; when the writer is done it hands the queue to the oldest
 // waiter, which yields once (runtime.Gosched) and takes every call queued
 // by then — no batching window, no timer: the calls that arrived while a
-// group was written are the next group — and writes them in one transaction, each inside its own savepoint
-// (so a call that fails stores nothing and the others still commit). One
+// group was written are the next group — and writes them in one
+// transaction (a call that fails stores nothing and the others still
+// commit: see liveGroup.write for how, without a savepoint a call). One
 // transaction per group instead of per call is what keeps 50 concurrent
 // single-turn requests from queueing behind 50 commits; SQLite has one
 // writer anyway, and waiting in its busy handler sleeps. Per group, not per
@@ -207,8 +208,9 @@ type liveQueue struct {
 	pending []*liveCall
 	busy    bool // a call is writing a group
 
-	cache liveCache
-	ckpt  liveCheckpoints
+	cache   liveCache
+	ckpt    liveCheckpoints
+	retries atomic.Int64 // groups written again with savepoints (tests read it)
 
 	// The live writer's connection while the queue is busy, and its
 	// wal_autocheckpoint (-1: not set yet); see liveInTx.
@@ -335,8 +337,9 @@ func (c *liveCache) evict() {
 	}
 }
 
-// judgeLiveCalls writes calls in one transaction, one savepoint each, and
-// closes their done channels; after a commit it keeps the group's session
+// judgeLiveCalls writes calls in one transaction (a second, one savepoint a
+// call, when a call fails in the first; see write) and closes their done
+// channels; after a commit it keeps the group's session
 // states in q's cache.
 func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 	defer func() {
@@ -351,16 +354,26 @@ func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 		shared, err = liveStatements(ctx, db)
 	}
 	var g *liveGroup
-	if err == nil {
-		err = db.liveInTx(ctx, q, func(tx *sql.Tx) error {
+	attempt := func(savepoints bool) error {
+		return db.liveInTx(ctx, q, func(tx *sql.Tx) error {
 			g = &liveGroup{ctx: ctx, tx: tx, db: db, st: shared.in(ctx, tx), cache: &q.cache,
 				runs: map[int64]*liveTally{}, work: map[string]*liveWork{}, now: db.stamp(),
 				state: q.stateBuf, enc: &q.enc}
-			err := g.write(calls)
+			err := g.write(calls, savepoints)
 			q.stateBuf = keepBuf(g.state)
 			q.enc.rec = keepBuf(q.enc.rec)
 			return err
 		})
+	}
+	if err == nil {
+		err = attempt(false)
+		if errors.Is(err, errLiveRetry) { // a call failed: again, each call in a savepoint
+			q.retries.Add(1)
+			for _, c := range calls {
+				c.out, c.runID, c.err = nil, 0, nil
+			}
+			err = attempt(true)
+		}
 	}
 	if err != nil {
 		for _, c := range calls {
@@ -570,20 +583,39 @@ type liveWork struct {
 // keeps its own error).
 var errLiveRollback = errors.New("store: live call failed")
 
-// write writes calls in g's transaction, one savepoint each (none for a
-// group of one call: the transaction is its savepoint), then the live runs'
-// tallies.
-func (g *liveGroup) write(calls []*liveCall) error {
+// errLiveRetry rolls back a group of several calls, written without
+// savepoints, in which one failed: judgeLiveCalls writes it again with one
+// savepoint a call (see write).
+var errLiveRetry = errors.New("store: live group retried with savepoints")
+
+// write writes calls in g's transaction, then the live runs' tallies. With
+// savepoints, each call is in one of its own (none for a group of one call:
+// the transaction is its savepoint), so a failing call is undone alone.
+// Without, a failing call ends the group with errLiveRetry (a group of one
+// call: errLiveRollback), nothing of it stored.
+//
+// Why two ways: a savepoint copies each page a call changes first into the
+// sub-journal (in memory, temp_store = MEMORY), which took a quarter of a
+// 50-client single-turn group's SQLite time with 16 KiB pages, for calls
+// that almost never fail — a failing call is a client error (a conflicting
+// re-send; unknown characters are refused before JudgeLive). So a group is
+// first written without savepoints, and only a group in which a call failed
+// is rolled back and written again with them: every call judged twice, the
+// same records and errors as with savepoints from the start (each call sees
+// the same stored state; the states its steps changed in place were taken
+// out of the cache, so the second pass reads them from the rows).
+func (g *liveGroup) write(calls []*liveCall, savepoints bool) error {
 	st := g.st
 	single := len(calls) == 1
+	savepoints = savepoints && !single
 	for _, c := range calls {
 		if c.err = c.ctx.Err(); c.err != nil {
 			if single {
 				return errLiveRollback
 			}
-			continue
+			continue // nothing of it written yet
 		}
-		if !single {
+		if savepoints {
 			if _, err := st.savepoint.ExecContext(g.ctx); err != nil {
 				return err
 			}
@@ -591,14 +623,17 @@ func (g *liveGroup) write(calls []*liveCall) error {
 		c.out, c.runID, c.err = g.call(c)
 		if c.err != nil {
 			c.out, c.runID = nil, 0
-			if single {
+			switch {
+			case single:
 				return errLiveRollback
+			case !savepoints:
+				return errLiveRetry
 			}
 			if _, err := st.rollbackTo.ExecContext(g.ctx); err != nil {
 				return err
 			}
 		}
-		if !single {
+		if savepoints {
 			if _, err := st.release.ExecContext(g.ctx); err != nil {
 				return err
 			}
