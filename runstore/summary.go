@@ -32,12 +32,12 @@ type StoredChecks struct {
 }
 
 // Summarize computes what the screen shows for the whole committed run and
-// stores it (store.PutRunSummary), then makes sure the run's search index
-// is complete (store.IndexRunText: a no-op for a run written by this
-// version, whose batches index it) and refreshes the planner's statistics.
-// Run and JudgeDataset store the same summary with the checks they ran as
-// they judged; Summarize is for a run without one (an older store: the
-// screen calls it). The counts are SQL GROUP BYs; the ten checks run once
+// stores it (store.PutRunSummary), refreshes the planner's statistics,
+// then makes sure the run's search index is complete (store.IndexRunText:
+// a no-op for an indexed run). Run and JudgeDataset store the same summary
+// with the checks they ran as they judged, and leave the index to their
+// caller (it is written after the run commits: see Run); Summarize is for a
+// run without a summary (an older store: the screen calls it). The counts are SQL GROUP BYs; the ten checks run once
 // here with Check, which holds the dataset's turns in memory as batch.Check
 // does (ChecksErr says why not for a run without a dataset); the per-model
 // report and the models-disagree lists are computed from each model's first
@@ -51,19 +51,33 @@ func Summarize(ctx context.Context, db *store.DB, run store.RunInfo) (store.RunS
 	case ctx.Err() != nil:
 		return store.RunSummary{}, ctx.Err()
 	case err != nil:
-		return summarizeChecks(ctx, db, run, nil, err.Error())
+		return summarizeIndexed(ctx, db, run, nil, err.Error())
 	}
 	sc := StoredChecks{Report: *rep, Failures: len(rep.Failures), SchemaChecked: rep.Records}
 	if len(sc.Report.Failures) > MaxStoredFailures {
 		sc.Report.Failures = sc.Report.Failures[:MaxStoredFailures]
 	}
-	return summarizeChecks(ctx, db, run, &sc, "")
+	return summarizeIndexed(ctx, db, run, &sc, "")
 }
 
 // summarize is Summarize with the checks already run (as the run was
 // judged: checks.go), so nothing holds the run's turns.
 func summarize(ctx context.Context, db *store.DB, run store.RunInfo, sc *StoredChecks) (store.RunSummary, error) {
 	return summarizeChecks(ctx, db, run, sc, "")
+}
+
+// summarizeIndexed is summarizeChecks, then the run's search index made
+// complete (store.IndexRunText; one another indexer is writing is left to
+// it), as Summarize promises.
+func summarizeIndexed(ctx context.Context, db *store.DB, run store.RunInfo, sc *StoredChecks, checksErr string) (store.RunSummary, error) {
+	s, err := summarizeChecks(ctx, db, run, sc, checksErr)
+	if err != nil {
+		return s, err
+	}
+	if err := db.IndexRunText(ctx, run.ID); err != nil && !errors.Is(err, store.ErrIndexBusy) {
+		return store.RunSummary{}, err
+	}
+	return s, nil
 }
 
 // summarizeChecks stores the run's summary with the checks sc, or with
@@ -114,9 +128,6 @@ func summarizeChecks(ctx context.Context, db *store.DB, run store.RunInfo, sc *S
 		return store.RunSummary{}, err
 	}
 	if err := db.PutRunSummary(ctx, s, lists); err != nil {
-		return store.RunSummary{}, err
-	}
-	if err := db.IndexRunText(ctx, run.ID); err != nil {
 		return store.RunSummary{}, err
 	}
 	if err := db.Analyze(ctx); err != nil {

@@ -86,12 +86,10 @@ type RunWriter struct {
 	// nil for a run of a committed dataset or of files.
 	im *Importer
 
-	// ix writes the run's search index into the sidecar (side.go), fed
-	// pend, the rows of the batch being flushed, after each commit; nil
-	// for a store without a sidecar (the index is written in the batch's
-	// own transaction, indexRow).
-	ix   *sideIndexer
-	pend []sideRow
+	// deferIndex: this store keeps its search index in the sidecar, which
+	// is written after Commit (IndexRunText), not while the run is
+	// written; the run's batches then carry no index rows.
+	deferIndex bool
 }
 
 // The statements of a run's batch, by pendingRow.stmt.
@@ -133,16 +131,6 @@ func indexRow(p *pendingRow, res sql.Result) (int, []any, bool, error) {
 	return runSearch, []any{r.rowid, indexText(r.summary), indexText(r.reply)}, true, nil
 }
 
-// collect is a run batch's writeBatch.then on a store with a sidecar: each
-// verdict row's rowid and texts wait in pend for the batch to commit.
-func (w *RunWriter) collect(p *pendingRow, res sql.Result) (int, []any, bool, error) {
-	r, ok, err := searchRow(p, res)
-	if ok {
-		w.pend = append(w.pend, r)
-	}
-	return runSearch, nil, false, err
-}
-
 // searchRow is what the search index holds of a verdict row just inserted
 // (its rowid, summary and reply_text); ok is false for other rows.
 func searchRow(p *pendingRow, res sql.Result) (r sideRow, ok bool, err error) {
@@ -155,29 +143,6 @@ func searchRow(p *pendingRow, res sql.Result) (r sideRow, ok bool, err error) {
 	}
 	reply, _ := p.args[9].(string)
 	return sideRow{rowid: id, summary: p.args[8].(string), reply: reply}, true, nil
-}
-
-// handOver is a run batch's writeBatch.after with a sidecar: a committed
-// batch's rows go to the indexer (blocking while it is two batches
-// behind); those of a failed one are dropped.
-func (w *RunWriter) handOver(err error) error {
-	rows := w.pend
-	w.pend = nil
-	if err != nil || len(rows) == 0 {
-		return err
-	}
-	return w.ix.send(rows)
-}
-
-// stopIndexer waits for the sidecar indexer to write what it was given and
-// returns its error; nil without one (or when stopped before).
-func (w *RunWriter) stopIndexer() error {
-	if w.ix == nil {
-		return nil
-	}
-	err := w.ix.finish()
-	w.ix = nil
-	return err
 }
 
 // runCommitHooks run inside the transaction of a run's last batch, after
@@ -277,8 +242,7 @@ func (db *DB) beginRun(ctx context.Context, meta RunMeta, im *Importer) (*RunWri
 	}
 	w.b = &writeBatch{db: db, ctx: ctx, queries: runQueries, errf: runErrs, then: indexRow, behind: true}
 	if db.side.w != nil {
-		w.ix = db.startIndexer(ctx)
-		w.b.then, w.b.after = w.collect, w.handOver
+		w.deferIndex, w.b.then = true, nil
 	}
 	return w, nil
 }
@@ -431,24 +395,12 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 		w.Rollback()
 		return RunInfo{}, w.err
 	}
-	place := "main"
-	if w.ix != nil {
-		// The last rows first, then the index catches up, then the run
-		// becomes visible, indexed (the final transaction below).
-		place = "side"
-		if len(w.b.rows) > 0 {
-			err = w.b.flush(nil)
-		} else {
-			_, err = w.b.wait() // the last full batch may still be written behind
-		}
-		if ierr := w.stopIndexer(); err == nil {
-			err = ierr
-		}
-		if err != nil {
-			w.fail(fmt.Errorf("store: commit run: %w", err))
-			w.Rollback()
-			return RunInfo{}, w.err
-		}
+	// A store with a sidecar indexes the run after Commit (IndexRunText,
+	// from seq 0); without one, each batch indexed its rows (indexRow) and
+	// the run is indexed when visible.
+	place, indexedAt, next := "main", any(finished), w.n
+	if w.deferIndex {
+		place, indexedAt, next = "side", nil, 0
 	}
 	err = w.b.flush(func(tx *sql.Tx) error {
 		if w.fpsChanged {
@@ -466,7 +418,7 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 		}
 		if _, err := tx.ExecContext(w.ctx, `INSERT INTO run_search (run_id, next_seq, indexed_at, padded, place) VALUES (?, ?, ?, 1, ?)
     ON CONFLICT (run_id) DO UPDATE SET next_seq = excluded.next_seq, indexed_at = excluded.indexed_at, padded = 1,
-    place = excluded.place`, w.id, w.n, finished, place); err != nil {
+    place = excluded.place`, w.id, next, indexedAt, place); err != nil {
 			return err
 		}
 		for _, hook := range runCommitHooks {
@@ -517,8 +469,7 @@ func (w *RunWriter) Rollback() error {
 		return nil
 	}
 	w.done = true
-	w.b.wait()      // its rows are deleted below; its error no longer matters
-	w.stopIndexer() // its entries stay: the contentless index tolerates them
+	w.b.wait() // its rows are deleted below; its error no longer matters
 	return w.db.rollbackTarget(w.ctx, "run", w.id, w.lk)
 }
 

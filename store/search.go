@@ -300,10 +300,14 @@ const IndexBatch = 5000
 // interrupted one (a killed process, a cancelled context) goes on where it
 // stopped; a call on an indexed run does nothing. A run indexed anew goes
 // into the sidecar of a file store (side.go); one begun in the store's own
-// index before migration 0011 is finished there. ErrNotFound when the run
-// does not exist or is not committed; ErrReadOnly on a DB from
-// OpenReadOnly. A live run (IsLiveRun) is not indexed: its rows keep
-// coming, so its searches read them.
+// index before migration 0011 is finished there. Every run a file store
+// commits is indexed so, after Commit (RunWriter: the run is listed and
+// every page works before its index is written; its searches read rows
+// until then). One indexer per run at a time: the call holds the lock file
+// PATH-index-N.lock while it writes, and a call that finds it held returns
+// ErrIndexBusy at once. ErrNotFound when the run does not exist or is not
+// committed; ErrReadOnly on a DB from OpenReadOnly. A live run (IsLiveRun)
+// is not indexed: its rows keep coming, so its searches read them.
 func (db *DB) IndexRunText(ctx context.Context, runID int64) error {
 	if _, err := db.Run(ctx, runID); err != nil {
 		return err
@@ -311,6 +315,17 @@ func (db *DB) IndexRunText(ctx context.Context, runID int64) error {
 	if live, err := db.IsLiveRun(ctx, runID); err != nil || live {
 		return err // a live run grows: its searches read its rows
 	}
+	if db.readOnly {
+		return fmt.Errorf("%w: %s", ErrReadOnly, db.path)
+	}
+	lk, ok, err := db.tryLock("index", runID, true)
+	if err != nil {
+		return fmt.Errorf("store: search index of run %d: %w", runID, err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: run %d", ErrIndexBusy, runID)
+	}
+	defer lk.release()
 	for {
 		var next int
 		var place string
@@ -400,12 +415,15 @@ func (db *DB) indexBatch(ctx context.Context, runID int64, next int, place strin
 }
 
 // IndexPending indexes every committed run whose search index is not
-// complete (IndexRunText), oldest first: the runs of a store whose sidecar
-// was lost (side.go) or whose indexing was interrupted. evident serve runs
-// it in the background at start; searches of those runs read rows until
-// they are done. Live runs are left out (IndexRunText: they grow). It
-// stops at ctx's end. each, when set, is called before the i-th (0-based)
-// of the n runs is indexed, and once more with i = n when all are.
+// complete (IndexRunText), oldest first: runs just committed (a file store
+// indexes after Commit), the runs of a store whose sidecar was lost
+// (side.go) or whose indexing was interrupted. evident serve runs it in
+// the background at start and after each upload or re-judge; searches of
+// those runs read rows until they are done. Live runs are left out
+// (IndexRunText: they grow), and so are runs another indexer is writing
+// (ErrIndexBusy: it finishes them). It stops at ctx's end. each, when
+// set, is called before the i-th (0-based) of the n runs is indexed, and
+// once more with i = n when all are.
 func (db *DB) IndexPending(ctx context.Context, each func(runID int64, i, n int)) error {
 	rows, err := db.sql.QueryContext(ctx, `SELECT r.id FROM run r LEFT JOIN run_search s ON s.run_id = r.id
     WHERE r.finished_at IS NOT NULL AND s.indexed_at IS NULL AND r.id NOT IN (SELECT run_id FROM live_run) ORDER BY r.id`)
@@ -429,7 +447,7 @@ func (db *DB) IndexPending(ctx context.Context, each func(runID int64, i, n int)
 		if each != nil {
 			each(id, i, len(ids))
 		}
-		if err := db.IndexRunText(ctx, id); err != nil {
+		if err := db.IndexRunText(ctx, id); err != nil && !errors.Is(err, ErrIndexBusy) {
 			return err
 		}
 	}

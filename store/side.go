@@ -16,11 +16,11 @@ import (
 
 // The search sidecar (issue 13: import + judge of a million turns). A file
 // store keeps the search index of the runs it writes in a second SQLite
-// file beside it, PATH-search (with its own -wal and -shm), so that a run's
-// index is written by a second connection, on the other core, while the
-// run's rows are written: SQLite lets one writer at a time into a file, and
-// the index was 40 % of a run's write time (bench/prof -db, 300k turns:
-// 8.5 of 21 s). The index is derived data, rebuilt from the rows:
+// file beside it, PATH-search (with its own -wal and -shm), so that the
+// index has a write lock of its own: SQLite lets one writer at a time into
+// a file, and the index was 40 % of a run's write time (bench/prof -db,
+// 300k turns: 8.5 of 21 s), so review decisions and other imports do not
+// wait for it. The index is derived data, rebuilt from the rows:
 //
 //   - The sidecar holds verdict_fts and verdict_fts_vocab as migration 0005
 //     and 0010 define them in the store (same tokenizer, padding, automerge)
@@ -39,11 +39,14 @@ import (
 //     a write transaction (BEGIN IMMEDIATE) takes the write lock of every
 //     attached file, so the store's writers must not have it attached, or
 //     they would wait for the index writer and it for them.
-//   - A RunWriter hands each batch's rows, once the batch committed, to an
-//     indexer goroutine that writes them into the sidecar in a transaction
-//     of its own; Commit waits for it before the run becomes visible, so a
-//     run is searchable by index the moment it is listed, as before. Rows
-//     of a run that fails leave entries behind in the sidecar, which the
+//   - A run is indexed after its Commit (IndexRunText, from its stored
+//     rows; evident judge --db and import do it before they exit, evident
+//     serve in the background after an upload or re-judge), not while it
+//     is written: on 2 cores the index (about a fifth of an import's CPU)
+//     slowed the import by as much, while until it is written the run's
+//     searches read rows (same answers, slower; measured at 1M turns: a
+//     page 5-70 ms, an absent word 2.6 s). Entries of a run that fails
+//     or is indexed twice (a killed indexer) stay in the sidecar, which the
 //     contentless index tolerates (search.go: every candidate is checked on
 //     its row's own text).
 //   - OpenReadOnly attaches the sidecar read-only when it is there and its
@@ -358,55 +361,4 @@ func insertIndexRows(ctx context.Context, tx *sql.Tx, rows []sideRow) error {
 		}
 	}
 	return nil
-}
-
-// sideIndexer is a RunWriter's index writer: batches sent to it are written
-// into the sidecar by one goroutine, in order, at most two waiting (send
-// blocks beyond: memory stays at a few batches).
-type sideIndexer struct {
-	ch   chan []sideRow
-	done chan struct{}
-	err  error // set by the goroutine; read after done or by send
-	mu   sync.Mutex
-}
-
-func (db *DB) startIndexer(ctx context.Context) *sideIndexer {
-	ix := &sideIndexer{ch: make(chan []sideRow, 2), done: make(chan struct{})}
-	go func() {
-		defer close(ix.done)
-		for rows := range ix.ch {
-			if ix.failed() != nil {
-				continue // drain: the run fails at its next send or Commit
-			}
-			if err := db.insertSide(ctx, rows); err != nil {
-				ix.mu.Lock()
-				ix.err = fmt.Errorf("store: search index: %w", err)
-				ix.mu.Unlock()
-			}
-		}
-	}()
-	return ix
-}
-
-func (ix *sideIndexer) failed() error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.err
-}
-
-// send queues one committed batch's rows; it returns the indexer's error
-// when it has failed.
-func (ix *sideIndexer) send(rows []sideRow) error {
-	if err := ix.failed(); err != nil {
-		return err
-	}
-	ix.ch <- rows
-	return nil
-}
-
-// finish waits for every queued batch and returns the indexer's error.
-func (ix *sideIndexer) finish() error {
-	close(ix.ch)
-	<-ix.done
-	return ix.failed()
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -70,15 +71,26 @@ func sideTerms(t *testing.T, db *DB) int {
 }
 
 // TestAFileStoreKeepsItsSearchIndexInTheSidecar: a run written to a file
-// store is indexed in PATH-search, not in the store's own verdict_fts, is
-// listed indexed the moment it is visible, and its searches give the
-// hand-checked rows, also after the store is opened again and when it is
+// store is listed the moment it commits, not indexed yet (its searches read
+// rows and give the hand-checked rows); IndexRunText then indexes it in
+// PATH-search, not in the store's own verdict_fts, and its searches give
+// the same rows, also after the store is opened again and when it is
 // opened read-only.
 func TestAFileStoreKeepsItsSearchIndexInTheSidecar(t *testing.T) {
 	db, path := openFile(t)
 	run := writeSideRun(t, db)
+	if place, indexed := placeOf(t, db, run.ID); place != "side" || indexed {
+		t.Fatalf("run_search at Commit: place %q, indexed %v; want side, not indexed yet", place, indexed)
+	}
+	if n := sideTerms(t, db); n != 0 {
+		t.Fatalf("%d trigrams in the sidecar at Commit, want none (the index is written after)", n)
+	}
+	searchSeqs(t, db, run.ID, "committed, not indexed")
+	if err := db.IndexRunText(context.Background(), run.ID); err != nil {
+		t.Fatal(err)
+	}
 	if place, indexed := placeOf(t, db, run.ID); place != "side" || !indexed {
-		t.Fatalf("run_search: place %q, indexed %v; want side, indexed", place, indexed)
+		t.Fatalf("run_search after IndexRunText: place %q, indexed %v; want side, indexed", place, indexed)
 	}
 	if _, err := os.Stat(SidePath(path)); err != nil {
 		t.Fatalf("no sidecar: %v", err)
@@ -229,17 +241,52 @@ func TestAnInMemoryStoreIndexesInItsOwnTable(t *testing.T) {
 	searchSeqs(t, db, run.ID, "in memory")
 }
 
-// TestARunThatFillsItsLastBatchCommitsIndexed: when a run's rows fill its
+// TestARunThatFillsItsLastBatchCommitsWhole: when a run's rows fill its
 // batches exactly, the last one is still being written behind when Commit
-// starts (no rows are left for Commit's own batch); Commit waits for it and
-// its index entries before the run becomes visible (this panicked once:
-// the indexer was stopped under the write).
-func TestARunThatFillsItsLastBatchCommitsIndexed(t *testing.T) {
+// starts (no rows are left for Commit's own batch); Commit waits for it
+// before the run becomes visible (this panicked once, when Commit stopped
+// an index writer under it), and the run is whole and indexable.
+func TestARunThatFillsItsLastBatchCommitsWhole(t *testing.T) {
 	db, _ := openFile(t)
 	db.batchRows = len(sideTexts)
 	run := writeSideRun(t, db)
-	if place, indexed := placeOf(t, db, run.ID); place != "side" || !indexed {
-		t.Fatalf("run index place %q, indexed %v; want side, indexed", place, indexed)
+	if n := count(t, db, "verdict"); n != len(sideTexts) {
+		t.Fatalf("%d verdict rows after Commit, want %d", n, len(sideTexts))
 	}
 	searchSeqs(t, db, run.ID, "after a commit with no rows left")
+	if err := db.IndexRunText(context.Background(), run.ID); err != nil {
+		t.Fatal(err)
+	}
+	searchSeqs(t, db, run.ID, "indexed")
+}
+
+// TestOneIndexerPerRun: while one IndexRunText holds a run's index lock
+// (another process, here a lock taken as it would), a second returns
+// ErrIndexBusy at once and IndexPending leaves the run to it; once the lock
+// is free the run is indexed.
+func TestOneIndexerPerRun(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openFile(t)
+	run := writeSideRun(t, db)
+	lk, ok, err := db.tryLock("index", run.ID, true)
+	if err != nil || !ok {
+		t.Fatalf("taking the index lock: %v, %v", ok, err)
+	}
+	if err := db.IndexRunText(ctx, run.ID); !errors.Is(err, ErrIndexBusy) {
+		t.Fatalf("IndexRunText under another's lock: %v, want ErrIndexBusy", err)
+	}
+	if err := db.IndexPending(ctx, nil); err != nil {
+		t.Fatalf("IndexPending under another's lock: %v, want nil (the run left to it)", err)
+	}
+	if _, indexed := placeOf(t, db, run.ID); indexed {
+		t.Fatal("indexed while another indexer held the lock")
+	}
+	lk.release()
+	if err := db.IndexPending(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, indexed := placeOf(t, db, run.ID); !indexed {
+		t.Fatal("not indexed after the lock was released")
+	}
+	searchSeqs(t, db, run.ID, "indexed")
 }

@@ -55,6 +55,10 @@ var (
 	// SQLITE_READONLY: the file or its directory is not writable by this
 	// process); OpenReadOnly can still read it.
 	ErrNotWritable = errors.New("store: the store can only be read here")
+	// ErrIndexBusy: IndexRunText of a run whose search index another
+	// IndexRunText (of this or another process) is writing now; that one
+	// finishes it.
+	ErrIndexBusy = errors.New("store: the run's search index is being written by another indexer")
 )
 
 // DB is an open evident database. It is safe for concurrent use by several

@@ -105,12 +105,14 @@ func newJobs(s *Server) *jobs {
 
 // Close ends the server's background work: it starts no new re-judge, fails
 // the queued ones, cancels the running ones (their run writers roll back, so
-// no half run becomes visible; the decisions stay stored) and returns once
-// they have ended. The screen keeps answering pages. ListenAndServe calls it
+// no half run becomes visible; the decisions stay stored), stops the search
+// indexer (IndexInBackground; what it wrote stays) and returns once they
+// have ended. The screen keeps answering pages. ListenAndServe calls it
 // after the HTTP server has shut down; call it before closing the store.
 // It is safe to call more than once.
 func (s *Server) Close() error {
 	s.rejudges.close()
+	s.indexer.close()
 	return nil
 }
 
@@ -188,6 +190,9 @@ func (m *jobs) run(j *rejudgeJob) {
 			runstore.Options{Workers: m.s.opt.Workers, Also: &jobSink{m: m, j: j}})
 		m.s.jobs.Unlock()
 		m.s.forget(j.run.ID) // its dataset's cards may have changed: read its head again
+		if err == nil && judged {
+			m.s.IndexInBackground()
+		}
 	}
 	if err != nil {
 		m.s.opt.Log.Printf("web: re-judge #%d of run %d: %v", j.id, j.run.ID, err)

@@ -70,7 +70,8 @@ type Server struct {
 	jobs  sync.Mutex // one import or judge at a time
 	auth  *sessions
 
-	rejudges *jobs // review decisions' background re-judges (jobs.go)
+	rejudges *jobs          // review decisions' background re-judges (jobs.go)
+	indexer  *searchIndexer // search indexes of stored runs (indexer.go)
 
 	crystal *crystalRuns // CRYSTAL score runs: the demo and this lifetime's uploads
 
@@ -118,6 +119,7 @@ func New(db *store.DB, o Options) (*Server, error) {
 	s := &Server{db: db, opt: o, key: key, pages: pages, css: inlineFonts(string(css)), cache: map[int64]*runData{},
 		crystal: &crystalRuns{runs: demoRuns}, auth: newSessions(o.Now, o.SessionIdle, o.SessionMaxAge)}
 	s.rejudges = newJobs(s)
+	s.indexer = newSearchIndexer(s)
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, err

@@ -389,6 +389,9 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	s.jobs.Lock()
 	res, err := runstore.Run(ctx, s.db, t, runstore.Options{Name: name, Profile: profile, Strict: !page.KeepGoing, Workers: s.opt.Workers})
 	s.jobs.Unlock()
+	if res.Run.ID != 0 {
+		s.IndexInBackground() // the run is stored; its search index follows
+	}
 	var rej *runstore.RejectsError
 	switch {
 	case errors.As(err, &rej):
@@ -528,6 +531,9 @@ func (s *Server) judgeDataset(w http.ResponseWriter, r *http.Request) {
 	s.jobs.Lock()
 	run, err := runstore.JudgeDataset(r.Context(), s.db, id, runstore.Options{Profile: profile, Workers: s.opt.Workers}, nil)
 	s.jobs.Unlock()
+	if run.ID != 0 {
+		s.IndexInBackground()
+	}
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			s.fail(w, r, http.StatusNotFound, "찾는 데이터셋이 없습니다", err.Error())

@@ -195,7 +195,7 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon i
 		sum.printTally(w)
 	}
 	fmt.Fprintf(w, "stored run %d in %s (evident serve --db %s)\n", id, cmd.String("db"), cmd.String("db"))
-	return nil
+	return indexRun(ctx, w, db, id)
 }
 
 // rejectSink returns where rejects go: JSONL to --rejects (an output of

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"os"
 	"os/signal"
@@ -48,6 +49,27 @@ func applyNice(cmd *cli.Command) error {
 		return fmt.Errorf("--nice %d: want 0..19 (a lower priority; raising it needs privileges)", n)
 	}
 	return lowerPriority(int(n))
+}
+
+// indexRun writes the search index of run id, just stored (a file store
+// indexes a run after it commits: store.IndexRunText), saying so on w. An
+// interrupt leaves the rest to evident serve, which indexes what is pending
+// at start; the run itself is stored either way.
+func indexRun(ctx context.Context, w io.Writer, db *store.DB, id int64) error {
+	start := time.Now()
+	err := db.IndexRunText(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrIndexBusy):
+		fmt.Fprintf(w, "search index of run %d: another evident is writing it\n", id)
+		return nil
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(w, "search index of run %d: interrupted; evident serve finishes it at start (its searches read rows until then)\n", id)
+		return ctx.Err()
+	case err != nil:
+		return fmt.Errorf("run %d is stored; its search index: %w", id, err)
+	}
+	fmt.Fprintf(w, "search index of run %d written in %.1f s\n", id, time.Since(start).Seconds())
+	return nil
 }
 
 func dbFlag() cli.Flag {
@@ -186,38 +208,23 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer db.Close()
-	errw := cmd.Root().ErrWriter
+	errw := io.Writer(&syncWriter{w: cmd.Root().ErrWriter}) // the server's background work writes to it too
 	if run, created, err := web.EnsureDemo(ctx, db); err != nil {
 		return fmt.Errorf("import the demo: %w", err)
 	} else if created {
 		fmt.Fprintf(errw, "empty store: imported and judged the demo as run #%d: %s\n", run.ID, run.Tally)
 	}
-	srv, err := web.New(db, web.Options{Token: token, APIToken: cmd.String("api-token"), MaxUpload: cmd.Int64("max-upload") << 20, ARC: cmd.String("arc")})
+	srv, err := web.New(db, web.Options{Token: token, APIToken: cmd.String("api-token"), MaxUpload: cmd.Int64("max-upload") << 20, ARC: cmd.String("arc"),
+		Log: log.New(errw, "", log.LstdFlags)})
 	if err != nil {
 		return err
 	}
-	// Runs whose search index is missing (a lost sidecar, an interrupted
-	// index) are indexed in the background; their searches read rows
-	// meanwhile. It ends with the server, before the store closes.
-	errw = &syncWriter{w: errw} // the indexer below writes to it too
-	ixCtx, ixStop := context.WithCancel(ctx)
-	ixDone := make(chan struct{})
-	go func() {
-		defer close(ixDone)
-		start := time.Now()
-		err := db.IndexPending(ixCtx, func(id int64, i, n int) {
-			switch {
-			case i == 0:
-				fmt.Fprintf(errw, "search index: indexing %d run(s) in the background (their searches read rows meanwhile, slower)\n", n)
-			case i == n:
-				fmt.Fprintf(errw, "search index: %d run(s) indexed in %.1f s\n", n, time.Since(start).Seconds())
-			}
-		})
-		if err != nil && ixCtx.Err() == nil {
-			fmt.Fprintf(errw, "search index: %v (searches of the runs left read their rows)\n", err)
-		}
-	}()
-	defer func() { ixStop(); <-ixDone }()
+	// Runs whose search index is missing (a run stored by judge --db that
+	// was stopped before its index, a lost sidecar, an interrupted index)
+	// are indexed in the background; their searches read rows meanwhile.
+	// Uploads and re-judges ask for it again. ListenAndServe ends it
+	// (srv.Close) before the store closes.
+	srv.IndexInBackground()
 	return web.ListenAndServe(ctx, addr, token, srv, func(a net.Addr) {
 		fmt.Fprintf(errw, "serving http://%s/ (store %s); Ctrl-C stops\n", a, db.Path())
 	})
@@ -283,6 +290,7 @@ func runImport(ctx context.Context, cmd *cli.Command) (err error) {
 		res.DatasetID, res.Turns, res.Cards, res.Lexicon, len(res.Rejects), db.Path())
 	if !cmd.Bool("no-judge") {
 		fmt.Fprintf(w, "run #%d: %s\n", res.Run.ID, res.Run.Tally)
+		return indexRun(ctx, errw, db, res.Run.ID)
 	}
 	return nil
 }
