@@ -31,7 +31,9 @@ import (
 //     by_verdict and finished_at (the time of the last live turn). It has no
 //     precomputed summary and no fingerprints. IsLiveRun tells it apart.
 //   - Speed (issue 17's targets; measured with bench/live.sh): concurrent
-//     calls share one transaction (group commit, no batching window); each
+//     calls share one transaction (group commit, no batching window),
+//     without a savepoint a call unless one fails, each session's state
+//     written once at the group's end (liveGroup.write); each
 //     session's decoded state stays in memory between groups, capped in
 //     bytes (SetLiveCache, DefaultLiveCache) and used only while the stored
 //     row's turn count says no other handle or process judged the session
@@ -558,6 +560,12 @@ type liveGroup struct {
 	now   string               // the group's time stamp
 	state []byte               // the state encoder's buffer (q.stateBuf, given back after)
 	enc   *recordEncoder       // the record encoder of calls judged inline (q.enc)
+
+	// Without savepoints (see write) a session's state is written once, at
+	// the group's end, however many of its calls judged the session: dirty
+	// lists those sessions in the order first judged.
+	deferStates bool
+	dirty       []string
 }
 
 // liveTally is a live run's judged count (the next seq) and by_verdict as
@@ -573,10 +581,11 @@ type liveTally struct {
 // liveWork is a session's state as this group's calls left it, and its
 // live_session.turns in the transaction.
 type liveWork struct {
-	state  any
-	turns  int64
-	cost   int64 // the stored JSON's length
-	stored bool  // a committed call of the group wrote it
+	state   any
+	turns   int64
+	cost    int64 // the stored JSON's length
+	stored  bool  // a committed call of the group wrote it
+	pending int64 // turns judged but not yet added to the row (deferStates)
 }
 
 // errLiveRollback rolls back a group of one call that failed (the call
@@ -608,6 +617,7 @@ func (g *liveGroup) write(calls []*liveCall, savepoints bool) error {
 	st := g.st
 	single := len(calls) == 1
 	savepoints = savepoints && !single
+	g.deferStates = !savepoints
 	for _, c := range calls {
 		if c.err = c.ctx.Err(); c.err != nil {
 			if single {
@@ -637,6 +647,12 @@ func (g *liveGroup) write(calls []*liveCall, savepoints bool) error {
 			if _, err := st.release.ExecContext(g.ctx); err != nil {
 				return err
 			}
+		}
+	}
+	for _, s := range g.dirty {
+		w := g.work[s]
+		if err := g.putState(s, w, w.pending); err != nil {
+			return err
 		}
 	}
 	for _, t := range g.runs {
@@ -935,16 +951,32 @@ func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, 
 	}
 	for _, s := range *order {
 		w := g.work[s]
-		js, err := g.encodeState(w.state)
-		if err != nil {
-			return nil, 0, nil, fmt.Errorf("store: live session %q: encode state: %w", s, err)
+		if g.deferStates {
+			if w.pending == 0 {
+				g.dirty = append(g.dirty, s)
+			}
+			w.pending += int64(counts[s])
+			continue
 		}
-		w.cost = int64(len(js))
-		if _, err := st.putSession.ExecContext(ctx, s, js, counts[s], g.now); err != nil {
-			return nil, 0, nil, fmt.Errorf("store: live session %q: %w", s, err)
+		if err := g.putState(s, w, int64(counts[s])); err != nil {
+			return nil, 0, nil, err
 		}
 	}
 	return out, tally.seq + int64(len(newRows)), delta, nil
+}
+
+// putState writes session's state w to its live_session row, adding turns
+// to the row's count.
+func (g *liveGroup) putState(session string, w *liveWork, turns int64) error {
+	js, err := g.encodeState(w.state)
+	if err != nil {
+		return fmt.Errorf("store: live session %q: encode state: %w", session, err)
+	}
+	w.cost = int64(len(js))
+	if _, err := g.st.putSession.ExecContext(g.ctx, session, js, turns, g.now); err != nil {
+		return fmt.Errorf("store: live session %q: %w", session, err)
+	}
+	return nil
 }
 
 // judgePipe steps and encodes a call's new turns in order: on a goroutine

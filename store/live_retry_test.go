@@ -129,3 +129,60 @@ func TestAGroupWithAFailingCallStoresTheOthersAsIfSentAlone(t *testing.T) {
 		t.Errorf("live run: %d judged %s; want 5, as the reference's %d %s", gotN, gotTally, wantN, wantTally)
 	}
 }
+
+// Without savepoints a group writes each session's state once, at its end:
+// three calls judging S1 (and one S2) in one group leave S1's row with the
+// state and turn count that the same calls sent one at a time leave, and
+// each call's record is the one it gets alone.
+func TestAGroupWritesEachSessionsStateOnceWithAllItsTurns(t *testing.T) {
+	ctx := context.Background()
+	j := liveJudge(t)
+	turns := []LiveTurn{
+		liveTurn("T0", "도윤", false, "가족은?", "동생 도윤이 있어."),
+		inSession(liveTurn("U0", "", false, "응", "그래."), "S2"),
+		liveTurn("T1", "", false, "뭐 해?", "그냥 있어."),
+		liveTurn("T2", "", true, "동생 이름이 뭐였지?", "글쎄, 몰라."),
+	}
+	ref := openMem(t)
+	refDS := liveDataset(t, ref)
+	var want [][]byte
+	for _, lt := range turns {
+		res, _ := judgeLive(t, ref, refDS, j, lt)
+		want = append(want, res[0].Record)
+	}
+	db := openMem(t)
+	ds := liveDataset(t, db)
+	q := liveQueueOf(db)
+	calls := []*liveCall{groupCall(ds, j, turns[0]), groupCall(ds, j, turns[1]), groupCall(ds, j, turns[2], turns[3])}
+	db.judgeLiveCalls(q, calls)
+	for i, c := range calls {
+		if c.err != nil {
+			t.Fatalf("call %d: %v", i, c.err)
+		}
+	}
+	if n := q.retries.Load(); n != 0 {
+		t.Fatalf("%d groups written again, want 0", n)
+	}
+	got := [][]byte{calls[0].out[0].Record, calls[1].out[0].Record, calls[2].out[0].Record, calls[2].out[1].Record}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Errorf("record %d:\n got %s\nwant %s", i, got[i], want[i])
+		}
+	}
+	for _, s := range []string{"S1", "S2"} {
+		gs, gn, err := db.LiveState(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, wn, err := ref.LiveState(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gn != wn || !bytes.Equal(gs, ws) {
+			t.Errorf("%s: %d turns, state %s; want %d, %s", s, gn, gs, wn, ws)
+		}
+	}
+	if n := sessionTurns(t, db, "S1"); n != 3 {
+		t.Errorf("S1 has %d turns, want 3", n)
+	}
+}

@@ -332,7 +332,10 @@ func BenchmarkLiveAPISingleTurn(b *testing.B) {
 
 // postConcurrently POSTs each of rows (application/json) from 50 concurrent
 // clients (EVIDENT_BENCH_CLIENTS), b.N in all, and reports p50 and p99
-// latency and requests per second (as turns/s: one turn a request).
+// latency, requests per second (as turns/s: one turn a request) and the
+// process's CPU (user+system) per request over the same span, cpu-µs/turn:
+// the clients' and the server's together, which the machine's load does not
+// inflate as it does the wall-clock figures.
 func postConcurrently(b *testing.B, url string, rows [][]byte) {
 	clients := 50
 	if n, err := strconv.Atoi(os.Getenv("EVIDENT_BENCH_CLIENTS")); err == nil && n > 0 {
@@ -344,6 +347,7 @@ func postConcurrently(b *testing.B, url string, rows [][]byte) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.ResetTimer()
+	cpu0 := processCPU()
 	for range clients {
 		wg.Add(1)
 		go func() {
@@ -371,11 +375,13 @@ func postConcurrently(b *testing.B, url string, rows [][]byte) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	cpu := processCPU() - cpu0
 	slices.Sort(lat)
 	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(q(0.50), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/turn")
 }
 
 // BenchmarkLiveAPIBatch sends 1,000-turn JSON Lines batches and reports
