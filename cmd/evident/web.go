@@ -178,6 +178,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "token", Sources: cli.EnvVars("EVIDENT_TOKEN"), Usage: "ask for this token (login form) before showing anything; required off loopback"},
 			&cli.StringFlag{Name: "api-token", Sources: cli.EnvVars("EVIDENT_API_TOKEN"), Usage: "a second token the live API (/api/v1/turns) accepts as Authorization: Bearer"},
 			&cli.Int64Flag{Name: "max-upload", Value: web.DefaultMaxUpload >> 20, Usage: "largest upload in MiB (all files of one form together)"},
+			&cli.Int64Flag{Name: "live-cache", Value: web.DefaultLiveCacheMiB, Usage: "MiB of recently judged sessions' recall state the live API (/api/v1/turns) keeps in memory between requests; 0 keeps none (each request reads it from the store: same records, more CPU)"},
 			&cli.StringFlag{Name: "arc", Usage: "show ARC agent runs under /arc: an agent workspace, or a folder whose subfolders are workspaces"},
 		},
 		Action: runServe,
@@ -208,6 +209,9 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer db.Close()
+	if err := web.SetLiveCache(db, cmd.Int64("live-cache")); err != nil {
+		return err
+	}
 	errw := io.Writer(&syncWriter{w: cmd.Root().ErrWriter}) // the server's background work writes to it too
 	if run, created, err := web.EnsureDemo(ctx, db); err != nil {
 		return fmt.Errorf("import the demo: %w", err)
