@@ -7,7 +7,9 @@
 # For each size N: generates N turns (bench/gen), imports and judges them
 # into a fresh store file with `evident judge --db`, BENCH_JUDGE_REPEAT times
 # (default 3; timed with /usr/bin/time -v: median wall and CPU, the largest
-# max RSS), starts `evident serve` on the file, and
+# max RSS; and the moment the run is stored — listed, every page answering —
+# before the command writes its search index and exits), starts `evident
+# serve` on the file, and
 # times with curl (real HTTP, a fresh connection per request) the cold first
 # view of the run after the start, then each page BENCH_REPEAT times (default
 # 3, median shown): the run page, filtered pages, a search, a two-letter
@@ -36,18 +38,24 @@ for n in $sizes; do
 	[[ -s $turns ]] || "$out/gen" -n "$n" -seed 1 >"$turns"
 	# import + judge into a fresh store, judge_repeat times: median wall and
 	# CPU (user + sys), the largest max RSS.
-	walls=() cpus=() judge_rss=0
+	# The command stores the run (listed, every page works), then writes
+	# its search index before it exits: stderr's lines are stamped to tell
+	# the two apart (stored = the "stored run" line).
+	walls=() cpus=() stored=() judge_rss=0
 	for r in $(seq "$judge_repeat"); do
-		rm -f "$db" "$db-wal" "$db-shm"
+		rm -f "$db" "$db-wal" "$db-shm" "$db-search" "$db-search-wal" "$db-search-shm"
 		tv="$out/time-$n-$r.txt"
+		t0=$(date +%s.%N)
 		/usr/bin/time -v -o "$tv" "$out/evident" judge --db "$db" --turns "$turns" --cards "$out/cards.json" \
-			--lexicon "$out/lexicon.csv" >/dev/null 2>"$out/judge-$n.err"
+			--lexicon "$out/lexicon.csv" 2>&1 >/dev/null | while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$out/judge-$n.err"
+		stored+=("$(awk -v t0="$t0" '/ stored run / { printf "%.1f", $1 - t0; exit }' "$out/judge-$n.err")")
 		walls+=("$(awk -F': ' '/Elapsed/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$tv")")
 		cpus+=("$(awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.1f", u + s }' "$tv")")
 		rss=$(awk -F': ' '/Maximum resident/ { printf "%.0f", $2 / 1024 }' "$tv")
 		(( rss > judge_rss )) && judge_rss=$rss
 	done
 	judge_s=$(printf '%s\n' "${walls[@]}" | median)
+	stored_s=$(printf '%s\n' "${stored[@]}" | median)
 	judge_cpu=$(printf '%s\n' "${cpus[@]}" | median)
 	size_mb=$(du -m "$db" | cut -f1)
 
@@ -80,8 +88,8 @@ for n in $sizes; do
 		["disagreements"]="$base/disagree"
 		["disagreements page 20"]="$base/disagree?page=20"
 	)
-	printf '\n## %d turns: store %d MB; import + judge %.1f s wall, %.1f s CPU (median of %d; load average %s), max RSS %d MB\n' \
-		"$n" "$size_mb" "$judge_s" "$judge_cpu" "$judge_repeat" "$(cut -d' ' -f1 /proc/loadavg)" "$judge_rss"
+	printf '\n## %d turns: store %d MB; import + judge: run stored %.1f s, with its search index %.1f s wall, %.1f s CPU (median of %d; load average %s), max RSS %d MB\n' \
+		"$n" "$size_mb" "$stored_s" "$judge_s" "$judge_cpu" "$judge_repeat" "$(cut -d' ' -f1 /proc/loadavg)" "$judge_rss"
 	printf '%-28s %10s\n' "page" "median ms"
 	printf '%-28s %10s\n' "cold first view (restart)" "$cold"
 	printf '%-28s %10s\n' "search 백결, first view" "$first_search"

@@ -135,22 +135,23 @@
 //     ever visible before its dataset. Reclaim removes dead runs before dead
 //     imports (a dead import's run references its dataset).
 //   - The search index (verdict_fts) of a file store's runs lives in a
-//     sidecar file, PATH-search (side.go; migration 0011): a RunWriter
-//     hands each committed batch's rows to a goroutine that writes them
-//     there with the sidecar's own write lock, on the other core, while the
-//     next batch is judged and written (the index was 40 % of the run's
-//     serial write time), and Commit waits for it, so the run is marked
-//     indexed (run_search) and becomes visible at once, searchable by index
-//     from the moment it is listed. An in-memory store, and runs indexed
-//     before 0011, keep the index in the store's own verdict_fts, written in
-//     the transactions that write the run's rows. A lost or foreign sidecar
-//     is replaced by an empty one at Open and its runs count as not indexed
-//     (searches read rows, same answers) until IndexPending, which evident
-//     serve runs at start. A rolled-back or reclaimed run leaves its index entries
+//     sidecar file, PATH-search (side.go; migration 0011), with its own
+//     write lock. A run is indexed there after its Commit, from its stored
+//     rows (IndexRunText: resumable, IndexBatch rows a transaction, one
+//     indexer per run), not while it is written: on 2 cores the index's CPU
+//     (about a fifth of an import's) slowed the import by as much. So a run
+//     is listed, with every page and filter, as soon as it commits, and its
+//     searches read rows (same answers, slower) until its index is written;
+//     evident judge --db and import write it before they exit, evident serve
+//     in the background (IndexPending at start, after uploads and
+//     re-judges). An in-memory store, and runs indexed before 0011, keep
+//     the index in the store's own verdict_fts, written in the transactions
+//     that write the run's rows. A lost or foreign sidecar is replaced by an
+//     empty one at Open and its runs count as not indexed until
+//     IndexPending. A rolled-back or reclaimed run leaves its index entries
 //     behind: the index is contentless (deleting an entry needs its text),
 //     and every candidate is checked on its row's own text, so a stale
-//     entry costs a candidate, never a wrong result. IndexRunText indexes
-//     runs stored before that (resumable, IndexBatch rows a transaction).
+//     entry costs a candidate, never a wrong result.
 //     The index merges 16 segments at a time (migration 0010), a quarter of
 //     FTS5's default merge work during a large run.
 //   - A run's summary keeps its counts per character × model × verdict
