@@ -114,6 +114,7 @@ func (db *DB) BeginImport(ctx context.Context, name string) (*Importer, error) {
 		return nil, fmt.Errorf("store: begin import: %w", err)
 	}
 	im.b = &writeBatch{db: db, ctx: ctx, queries: importQueries, errf: importErrs, behind: true}
+	db.bulkConn() // until Commit or Rollback
 	return im, nil
 }
 
@@ -262,6 +263,7 @@ func (im *Importer) Commit() (int64, error) {
 	}
 	im.done, im.committed = true, true
 	im.lk.release()
+	im.db.bulkDone()
 	return im.id, nil
 }
 
@@ -276,6 +278,7 @@ func (im *Importer) Rollback() error {
 	}
 	im.done = true
 	im.b.wait() // its rows are deleted below; its error no longer matters
+	defer im.db.bulkDone()
 	return im.db.rollbackTarget(im.ctx, "import", im.id, im.lk)
 }
 

@@ -244,6 +244,7 @@ func (db *DB) beginRun(ctx context.Context, meta RunMeta, im *Importer) (*RunWri
 	if db.side.w != nil {
 		w.deferIndex, w.b.then = true, nil
 	}
+	db.bulkConn() // until Commit or Rollback
 	return w, nil
 }
 
@@ -435,6 +436,7 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 	}
 	w.done = true
 	w.lk.release()
+	w.db.bulkDone()
 	info := RunInfo{ID: w.id, RunMeta: w.meta,
 		Tally: persona.Tally{Judged: w.n, ByVerdict: byVerdict, Rejected: t.Rejected}}
 	info.StartedAt, _ = time.Parse(timeLayout, w.started)
@@ -470,6 +472,7 @@ func (w *RunWriter) Rollback() error {
 	}
 	w.done = true
 	w.b.wait() // its rows are deleted below; its error no longer matters
+	defer w.db.bulkDone()
 	return w.db.rollbackTarget(w.ctx, "run", w.id, w.lk)
 }
 

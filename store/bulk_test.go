@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"testing"
+)
+
+// bulkState reads, under wmu, how many writers hold the bulk connection
+// and that connection's page cache (0 when there is none).
+func bulkState(t *testing.T, db *DB) (refs, cacheKiB int) {
+	t.Helper()
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	if db.bulk != nil {
+		var n int
+		if err := db.bulk.QueryRowContext(context.Background(), "PRAGMA cache_size").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		cacheKiB = -n
+	}
+	return db.bulkRefs, cacheKiB
+}
+
+// While an Importer or RunWriter is open, every write transaction runs on
+// one connection with a 32 MiB page cache (its batches find their pages
+// cached); the last writer to end gives it back, also when it rolls back.
+func TestImportersAndRunWritersShareOneBulkConnection(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openFile(t)
+	db.batchRows = 2
+	turns, recs := synthSet(5)
+	im, err := db.BeginImport(ctx, "bulk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := im.BeginRun(testMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range turns {
+		if err := im.AddTurn(&turns[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Add(recs[i], &turns[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	im.b.settle()
+	w.b.settle()
+	if refs, cache := bulkState(t, db); refs != 2 || cache != bulkCacheKiB {
+		t.Fatalf("mid-import: %d writers, bulk cache %d KiB; want 2 and %d", refs, cache, bulkCacheKiB)
+	}
+	if _, err := im.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if refs, cache := bulkState(t, db); refs != 1 || cache != bulkCacheKiB {
+		t.Fatalf("after the import's Commit: %d writers, bulk cache %d KiB; want the run's 1", refs, cache)
+	}
+	if _, err := w.Commit(tallyOf(recs, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if refs, cache := bulkState(t, db); refs != 0 || cache != 0 {
+		t.Fatalf("after every writer ended: %d writers, bulk cache %d KiB; want none", refs, cache)
+	}
+
+	w2, err := db.BeginRun(ctx, testMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Add(recs[0], &turns[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if refs, cache := bulkState(t, db); refs != 0 || cache != 0 {
+		t.Fatalf("after a Rollback: %d writers, bulk cache %d KiB; want none", refs, cache)
+	}
+	if n := count(t, db, "verdict"); n != len(recs) {
+		t.Fatalf("%d verdict rows, want the committed run's %d", n, len(recs))
+	}
+}
