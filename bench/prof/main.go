@@ -3,7 +3,11 @@
 // time and memory:
 //
 //	go run ./bench/prof -turns T -cards C -lexicon L [-out F] [-workers N] \
-//		[-cpuprofile cpu.out] [-heapprofile heap.out] [-db store.db]
+//		[-cpuprofile cpu.out] [-heapprofile heap.out] [-trace trace.out] [-db store.db]
+//
+// -trace writes an execution trace (runtime/trace) of the run: `go tool
+// trace -pprof=sync trace.out` then shows who waited on whom (the judge's
+// workers on the store's writer, say).
 //
 // With -db it runs `evident judge --db` instead (runstore.JudgeToStoreWith
 // into a fresh store file: import, judge, search index, summary), to see
@@ -23,6 +27,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"evident/persona/batch"
@@ -40,7 +45,19 @@ func main() {
 	cpu := flag.String("cpuprofile", "", "write a CPU profile here")
 	heap := flag.String("heapprofile", "", "write a heap profile here at the start of pass 2")
 	dbPath := flag.String("db", "", "judge into this new store file (evident judge --db)")
+	tracePath := flag.String("trace", "", "write an execution trace here")
 	flag.Parse()
+	if *tracePath != "" {
+		f, err := os.Create(*tracePath)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "prof:", err)
+			os.Exit(1)
+		}
+		defer func() { trace.Stop(); f.Close() }()
+	}
 	if *dbPath != "" {
 		if err := runDB(*turns, *cards, *lexicon, *dbPath, *workers, *cpu); err != nil {
 			fmt.Fprintln(os.Stderr, "prof:", err)
