@@ -80,6 +80,11 @@ func checkAPIToken(token string) error {
 // maxAPIRows caps the rows of one request, whatever their size.
 const maxAPIRows = 100_000
 
+// jsonContentType is the Content-Type header of the API's JSON answers,
+// set as the header map's value (net/http only reads it): one slice for
+// every request instead of one a request.
+var jsonContentType = []string{"application/json; charset=utf-8"}
+
 // apiError is the JSON error body.
 type apiError struct {
 	Error string `json:"error"`
@@ -287,14 +292,15 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 	if repeats > 0 {
 		w.Header().Set("Evident-Repeat", strconv.Itoa(repeats))
 	}
+	if shape == shapeObject { // the common single turn: no copy into a buffer
+		w.Header()["Content-Type"] = jsonContentType
+		w.Write(append(res[0].Record, '\n')) // the record's own bytes (JudgeLive's copy), grown in place when it can
+		return
+	}
 	var out bytes.Buffer
 	switch shape {
-	case shapeObject:
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		out.Write(res[0].Record)
-		out.WriteByte('\n')
 	case shapeArray:
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header()["Content-Type"] = jsonContentType
 		out.WriteByte('[')
 		for i, x := range res {
 			if i > 0 {
