@@ -70,8 +70,9 @@ func (f Filter) whereWith(runID int64, schema, match string, none bool) (string,
 			clauses = append(clauses, "rowid IN (SELECT rowid FROM "+schema+".verdict_fts WHERE verdict_fts MATCH ?)")
 			args = append(args, match)
 		}
-		clauses = append(clauses, containsFunc+"(summary, reply_text, ?)")
-		args = append(args, q)
+		clause, cargs := searchClause(q)
+		clauses = append(clauses, clause)
+		args = append(args, cargs...)
 	}
 	return " WHERE " + strings.Join(clauses, " AND "), args
 }

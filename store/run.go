@@ -101,8 +101,8 @@ const (
 
 var runQueries = []string{
 	runVerdict: `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
-    model_id, prompt_id, verdict, summary, reply_text, record, summary_source, summary_rejected_by)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    model_id, prompt_id, verdict, summary, reply_text, record, summary_source, summary_rejected_by, text_plain)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	runReject: "INSERT INTO run_reject (run_id, seq, file, line, turn_id, reason) VALUES (?, ?, ?, ?, ?, ?)",
 	runSearch: "INSERT INTO verdict_fts (rowid, summary, reply_text) VALUES (?, ?, ?)",
 }
@@ -311,8 +311,10 @@ func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOptio
 	if s, ok := reply.(string); ok {
 		size += len(s)
 	}
+	replyText, _ := reply.(string)
 	row := pendingRow{stmt: runVerdict, id: rec.TurnID, n: w.n + 1, args: []any{w.id, w.n, rec.TurnID, rec.SessionID,
-		rec.CharacterID, rec.ModelID, prompt, string(rec.Verdict), rec.Summary, reply, js, source, rejectedBy}}
+		rec.CharacterID, rec.ModelID, prompt, string(rec.Verdict), rec.Summary, reply, js, source, rejectedBy,
+		boolInt(plainText(rec.Summary) && plainText(replyText))}}
 	err = w.b.add(row, size, "record "+rec.TurnID, func() error {
 		return fmt.Errorf("store: add record %q: UNIQUE: turn_id already added to this run", rec.TurnID)
 	})

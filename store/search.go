@@ -95,6 +95,31 @@ func nfcFast(s string) bool {
 	return true
 }
 
+// plainText reports whether s is valid UTF-8, NFC (nfcFast) and holds no
+// ASCII capital: then normalizeText and asciiLower leave it as it is, and
+// containsFolded(normalizeText(s), q) is strings.Contains(s, q) — what
+// SQLite's instr tests on the stored bytes (a verdict row's text_plain,
+// migration 0012; searchClause).
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return nfcFast(s)
+}
+
+// searchClause is the SQL test that a verdict row's summary or reply_text
+// holds the normalised query (normalizeQuery), with its three arguments:
+// on a text_plain row the bytes are compared in SQL (instr), on any other
+// (older rows, live rows, text that needs normalising) evident_contains
+// compares the normalised text. Both give the same answer on a plain row
+// (plainText; TestPlainRowsSearchAsEvidentContainsDoes).
+func searchClause(q string) (string, []any) {
+	return "CASE WHEN text_plain = 1 THEN instr(summary, ?) > 0 OR coalesce(instr(reply_text, ?) > 0, 0) ELSE " +
+		containsFunc + "(summary, reply_text, ?) END", []any{q, q, q}
+}
+
 // normalizeQuery is a search query as compared: NFC, ASCII letters lower.
 func normalizeQuery(q string) string { return asciiLower(normalizeText(q)) }
 

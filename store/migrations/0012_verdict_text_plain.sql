@@ -1,0 +1,11 @@
+-- 0012: searches compare a row's bytes in SQL when its text needs no
+-- normalising (issue 13: a one- or two-letter search, or any search of a
+-- run whose index is not written yet, reads rows; evident_contains, a Go
+-- function called per row, was most of that time).
+--
+-- text_plain is 1 when the row's summary and reply_text are valid UTF-8,
+-- already NFC (search.go, nfcFast) and hold no ASCII capital letter: then
+-- "the NFC, ASCII-lowered text contains the query" is the plain byte test
+-- instr(text, query) > 0 on the stored text. 0 or NULL (rows written before
+-- this migration, live rows) are checked by evident_contains as before.
+ALTER TABLE verdict ADD COLUMN text_plain INTEGER CHECK (text_plain IN (0, 1));
