@@ -171,7 +171,7 @@ func TestBoundedImport(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		im.b.settle() // the second batch is written behind: let it land
+		im.b.settle()                 // the second batch is written behind: let it land
 		other, err := Open(ctx, path) // reclaims dead writers only
 		if err != nil {
 			t.Fatal(err)

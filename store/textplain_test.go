@@ -12,12 +12,12 @@ import (
 // (plain), the same in NFD, ASCII capitals, invalid UTF-8, an empty reply.
 // The summaries of synth hold "번 회차" (plain).
 var plainTexts = []string{
-	"먹쇠가 왔어.",                        // 0 plain
+	"먹쇠가 왔어.",                      // 0 plain
 	norm.NFD.String("먹쇠가 등대에 갔어."), // 1 NFD: not plain
-	"Coffee 한 잔",                      // 2 a capital: not plain
-	"먹쇠\xff 왔다",                       // 3 invalid UTF-8: not plain
-	"",                                  // 4 plain
-	"coffee와 먹쇠",                      // 5 plain
+	"Coffee 한 잔",                   // 2 a capital: not plain
+	"먹쇠\xff 왔다",                    // 3 invalid UTF-8: not plain
+	"",                             // 4 plain
+	"coffee와 먹쇠",                   // 5 plain
 }
 
 // TestPlainRowsSearchAsEvidentContainsDoes: a verdict row is stored
