@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,4 +29,33 @@ func BenchmarkLoopbackFloor(b *testing.B) {
 		rows[i] = row
 	}
 	postConcurrently(b, ts.URL, rows)
+}
+
+// BenchmarkLoopbackFloorOpenLoop is BenchmarkLiveAPIOpenLoop's schedule
+// against BenchmarkLoopbackFloor's handler (GET answers 404, as the live
+// API does for an unknown turn): the p99 that net/http on loopback, with
+// the clients in the same process, gets at each offered rate on the same
+// machine.
+func BenchmarkLoopbackFloorOpenLoop(b *testing.B) {
+	rec := append(bytes.Repeat([]byte("x"), 1500), '\n')
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.NotFound(w, r)
+			return
+		}
+		io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(rec)
+	}))
+	b.Cleanup(ts.Close)
+	row := bytes.Repeat([]byte("y"), 400)
+	for _, rate := range openLoopRates(b) {
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
+			rows := make([][]byte, b.N)
+			for i := range rows {
+				rows[i] = row
+			}
+			postOpenLoop(b, ts.URL, rows, rate)
+		})
+	}
 }

@@ -31,24 +31,31 @@ import (
 // Before the schedule starts, each client opens its connection with one
 // GET of an unknown turn (404), so no turn pays for a TCP handshake.
 func BenchmarkLiveAPIOpenLoop(b *testing.B) {
-	rates := []int{1000, 2000, 4000}
-	if s := os.Getenv("EVIDENT_BENCH_RATES"); s != "" {
-		rates = rates[:0]
-		for _, f := range strings.Split(s, ",") {
-			r, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || r <= 0 {
-				b.Fatalf("EVIDENT_BENCH_RATES=%q: %q is not a positive rate in turns/s", s, f)
-			}
-			rates = append(rates, r)
-		}
-	}
-	for _, rate := range rates {
+	for _, rate := range openLoopRates(b) {
 		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
 			db, base := benchServer(b)
 			rows := benchTurns(b, db, b.N)
 			postOpenLoop(b, base, rows, rate)
 		})
 	}
+}
+
+// openLoopRates is EVIDENT_BENCH_RATES (comma-separated turns/s), or
+// 1,000, 2,000 and 4,000.
+func openLoopRates(b *testing.B) []int {
+	s := os.Getenv("EVIDENT_BENCH_RATES")
+	if s == "" {
+		return []int{1000, 2000, 4000}
+	}
+	var rates []int
+	for _, f := range strings.Split(s, ",") {
+		r, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || r <= 0 {
+			b.Fatalf("EVIDENT_BENCH_RATES=%q: %q is not a positive rate in turns/s", s, f)
+		}
+		rates = append(rates, r)
+	}
+	return rates
 }
 
 // postOpenLoop POSTs rows to base's /api/v1/turns on the schedule of
