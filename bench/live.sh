@@ -28,21 +28,49 @@
 # not inflate; it includes the benchmark's setup (the demo import, producing
 # the topic) and, for 1 and 3, the clients and kfake in the same process.
 #
-# Figures for 1 and 2 (2 shared cores, load 2.4-3.1 from other work, three
-# runs; the code before issue 17's speed work in brackets, same machine):
-#   1. p50 4.5-7.4 ms, p99 16-24 ms, 5,800-9,800 turns/s, 180-214 µs CPU a
-#      turn [p50 15-22 ms, p99 35-45 ms, 2,300-3,100 turns/s, 450-472 µs].
-#      Target missed: p99 is 3-5 × 5 ms. The floor is net/http itself: the
-#      same 50 clients against a handler that judges and stores nothing
-#      (go test ./web -run '^$' -bench LoopbackFloor) take 40-44 µs CPU a
-#      request and show p99 3-13 ms here; the judge and the store add about
-#      150 µs, two thirds of it SQLite (a verdict row is 8 b-trees, its
-#      live_turn row 3, the session's state 1-2 overflow pages, and a commit
-#      writes each page to the WAL in separate system calls).
-#   2. 15,900-21,800 turns/s, 64-77 µs CPU a turn [8,200-9,000 turns/s,
-#      118-119 µs]: at the target while the second core is free, below it
-#      under load; the writer's inserts (about 41 µs a turn) are the bound,
-#      the judging runs beside them on the other core.
+# Figures (2026-12-01, 2 shared cores, three runs of this script at load
+# 1.8-2.1 from other work; CPU a turn is the benchmark's cpu-µs/turn, timed
+# part only, clients included):
+#   1. Closed loop: p50 5.3-7.1 ms, p99 16.6-25.7 ms, 6,050-8,540 turns/s,
+#      166-171 µs CPU a turn. Back to back with the code before this pass
+#      (store/live.go and web/api.go of bdc8fb5; 5 alternating runs, load
+#      4-5): 262 → 189 µs CPU a turn and 2,640 → 3,950 turns/s (medians).
+#      At the start of the pass, new store files having just gone to 16 KiB
+#      pages, the first run of this script read p50 14.2 ms, p99 37.2 ms,
+#      3,114 turns/s (load 0.6-1.7). Target missed: p99 is 3-5 × 5 ms.
+#      Closed-loop latency is queueing (p50 ≈ 50 / throughput), so p99 ≤ 5
+#      ms would take about 25,000 turns/s, 80 µs of CPU a turn for clients
+#      and server together; net/http alone takes 45-48 µs
+#      (BenchmarkLoopbackFloor, p99 16-22 ms at load 4.9).
+#   1b. Open loop, p50 / p99 / max ms: 1,000 turns/s 1.2 / 5.5-9.2 / 13-30;
+#      2,000 turns/s 1.0-1.3 / 17-25 / 34-39; 4,000 turns/s 1.9-27 /
+#      18-125 / 24-170 (one run of three saturated). So p99 ≤ 5 ms holds at
+#      none of them on this shared machine, 1,000 turns/s coming closest;
+#      net/http alone on the same schedule (BenchmarkLoopbackFloorOpenLoop,
+#      load 4.9) has p99 2.5 ms at every rate. CPU a turn is higher at low
+#      rates (650-690 µs at 1,000 turns/s, 260-330 at 4,000): each request
+#      is then a group of its own, so a commit of its own, and a single-turn
+#      commit writes about 14 WAL frames (a page each of live_turn's 3
+#      b-trees, verdict's 8, live_session and the run row) — 218 KiB of 16
+#      KiB pages (58 KiB of 4 KiB), 200 µs of system calls and checksums
+#      (4,089 frames for 300 single-turn calls, counted with PRAGMA
+#      wal_checkpoint's log); the Go runtime's wake-ups add about 130 µs
+#      (the floor takes 177 µs a request at 1,000/s).
+#   2. 16,100-19,800 turns/s, 70-73 µs CPU a turn (process): below the
+#      target in these runs (21,800 earlier, on a quieter machine);
+#      unchanged by this pass, back to back (one call is one group either
+#      way); the writer's inserts are the bound.
+#   3. 64,700-95,700 turns/s, 15-17 µs CPU a turn in the timed part.
+# What this pass changed (store/live.go): a group of concurrent calls is
+# written without a savepoint a call (each copied every page it changed
+# into the sub-journal: a quarter of the SQLite time with 16 KiB pages) and
+# written again with them only when a call fails; each session's state is
+# written once a group; the WAL restarts under steady traffic (it grew to
+# 150-185 MB in 10,000 turns, and appending costs ext4 twice what
+# overwriting does). Still on the table: the cards' version query a request
+# (store.LiveJudgeKey, about 6 % of the CPU: its pooled connection drops
+# its page cache each time, another connection having committed) could be
+# one query a group inside the live transaction.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 procs=${BENCH_PROCS:-2}
