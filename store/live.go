@@ -115,8 +115,52 @@ type LiveStep func(i int, prev any) (persona.Record, any, error)
 // a call waits at most for the group being written and then for its own
 // group, whatever the number of callers.
 func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turns []LiveTurn, step LiveStep) ([]LiveResult, int64, error) {
-	c := &liveCall{ctx: ctx, datasetID: datasetID, meta: meta, turns: turns, step: step,
-		done: make(chan struct{}), lead: make(chan struct{})}
+	return db.judgeLive(&liveCall{ctx: ctx, datasetID: datasetID, meta: meta, turns: turns, step: step})
+}
+
+// LiveKey names the judge a JudgeLiveKeyed call judges with: LiveJudgeKey's
+// answer for the dataset asked for.
+type LiveKey struct {
+	Asked   int64  // the dataset asked for; 0 for the latest complete one
+	ID      int64  // the dataset LiveJudgeKey answered
+	Version string // the version of its cards LiveJudgeKey answered
+}
+
+// LiveKeyError is JudgeLiveKeyed's error when LiveJudgeKey(Asked), asked
+// inside the call's transaction, no longer answers the call's key: Now is
+// its answer then, or, with Err set (ErrNotFound), there is no such
+// complete dataset now. Nothing of the call is stored: judge again with a
+// judge built for Now.
+type LiveKeyError struct {
+	Now LiveKey
+	Err error
+}
+
+func (e *LiveKeyError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("store: live judge of dataset %d: %v", e.Now.Asked, e.Err)
+	}
+	return fmt.Sprintf("store: live judge: dataset %d's cards are now version %q of dataset %d", e.Now.Asked, e.Now.Version, e.Now.ID)
+}
+
+// Unwrap gives Err (ErrNotFound when the dataset is gone), or nil.
+func (e *LiveKeyError) Unwrap() error { return e.Err }
+
+// JudgeLiveKeyed is JudgeLive against dataset key.ID, but only while key is
+// still what LiveJudgeKey(key.Asked) answers, checked inside the call's
+// write transaction — so a judge built from the cards of key.Version
+// judges only turns stored while those cards are the stored ones — else a
+// *LiveKeyError with the key now, nothing stored. The check costs no query
+// of the caller's: one per group of concurrent calls and asked id, on the
+// live writer's connection (whose page cache stays warm, where a pooled
+// connection's is dropped each time another connection has committed).
+func (db *DB) JudgeLiveKeyed(ctx context.Context, key LiveKey, meta RunMeta, turns []LiveTurn, step LiveStep) ([]LiveResult, int64, error) {
+	return db.judgeLive(&liveCall{ctx: ctx, datasetID: key.ID, key: &key, meta: meta, turns: turns, step: step})
+}
+
+// judgeLive queues c and returns its outcome (group commit, below).
+func (db *DB) judgeLive(c *liveCall) ([]LiveResult, int64, error) {
+	c.done, c.lead = make(chan struct{}), make(chan struct{})
 	q := liveQueueOf(db)
 	q.mu.Lock()
 	q.pending = append(q.pending, c)
@@ -189,6 +233,7 @@ func (db *DB) JudgeLive(ctx context.Context, datasetID int64, meta RunMeta, turn
 type liveCall struct {
 	ctx       context.Context
 	datasetID int64
+	key       *LiveKey // JudgeLiveKeyed's, checked in the group; nil for JudgeLive
 	meta      RunMeta
 	turns     []LiveTurn
 	step      LiveStep
@@ -607,6 +652,8 @@ type liveGroup struct {
 	state []byte               // the state encoder's buffer (q.stateBuf, given back after)
 	enc   *recordEncoder       // the record encoder of calls judged inline (q.enc)
 
+	keys map[int64]liveKeyNow // LiveJudgeKey's answers by asked id (checkKey)
+
 	// Without savepoints (see write) a session's state is written once, at
 	// the group's end, however many of its calls judged the session: dirty
 	// lists those sessions in the order first judged.
@@ -671,6 +718,14 @@ func (g *liveGroup) write(calls []*liveCall, savepoints bool) error {
 			}
 			continue // nothing of it written yet
 		}
+		if c.key != nil {
+			if c.err = g.checkKey(c.key); c.err != nil {
+				if single {
+					return errLiveRollback
+				}
+				continue // nothing of it written
+			}
+		}
 		if savepoints {
 			if _, err := st.savepoint.ExecContext(g.ctx); err != nil {
 				return err
@@ -716,11 +771,48 @@ func (g *liveGroup) write(calls []*liveCall, savepoints bool) error {
 	return nil
 }
 
+// checkKey returns nil when key is LiveJudgeKey's answer for key.Asked in
+// g's transaction (asked once a group for each asked id), else a
+// *LiveKeyError (or the query's error).
+func (g *liveGroup) checkKey(key *LiveKey) error {
+	now, ok := g.keys[key.Asked]
+	if !ok {
+		now = liveKeyNow{key: LiveKey{Asked: key.Asked}}
+		switch err := g.st.judgeKey.QueryRowContext(g.ctx, key.Asked).Scan(&now.key.ID, &now.key.Version); {
+		case errors.Is(err, sql.ErrNoRows):
+			now.err = fmt.Errorf("%w: dataset %d", ErrNotFound, key.Asked)
+			if key.Asked == 0 {
+				now.err = fmt.Errorf("%w: no dataset yet", ErrNotFound)
+			}
+		case err != nil:
+			return fmt.Errorf("store: live judge key: %w", err)
+		}
+		if g.keys == nil {
+			g.keys = map[int64]liveKeyNow{}
+		}
+		g.keys[key.Asked] = now
+	}
+	if now.err != nil {
+		return &LiveKeyError{Now: now.key, Err: now.err}
+	}
+	if now.key != *key {
+		return &LiveKeyError{Now: now.key}
+	}
+	return nil
+}
+
+// liveKeyNow is LiveJudgeKey's answer in a group's transaction.
+type liveKeyNow struct {
+	key LiveKey
+	err error // ErrNotFound wrapped
+}
+
 // liveStmts are a group transaction's statements.
 type liveStmts struct {
 	getTurn, getState, putTurn, putVerdict     *sql.Stmt
 	savepoint, rollbackTo, release             *sql.Stmt
 	getLiveRun, getTally, putSession, putTally *sql.Stmt
+	judgeKey                                   *sql.Stmt
 }
 
 // liveStatements returns db's live statements, preparing them on the first
@@ -746,7 +838,7 @@ func (st *liveStmts) in(ctx context.Context, tx *sql.Tx) *liveStmts {
 		savepoint: tx.StmtContext(ctx, st.savepoint), rollbackTo: tx.StmtContext(ctx, st.rollbackTo),
 		release: tx.StmtContext(ctx, st.release), getLiveRun: tx.StmtContext(ctx, st.getLiveRun),
 		getTally: tx.StmtContext(ctx, st.getTally), putSession: tx.StmtContext(ctx, st.putSession),
-		putTally: tx.StmtContext(ctx, st.putTally)}
+		putTally: tx.StmtContext(ctx, st.putTally), judgeKey: tx.StmtContext(ctx, st.judgeKey)}
 }
 
 // preparer is a *sql.DB or a *sql.Tx.
@@ -776,6 +868,7 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 		{&st.putSession, `INSERT INTO live_session (session_id, state, turns, updated_at) VALUES (?, CAST(? AS TEXT), ?, ?)
     ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, turns = turns + excluded.turns, updated_at = excluded.updated_at`},
 		{&st.putTally, "UPDATE run SET judged = ?, by_verdict = ?, finished_at = ? WHERE id = ?"},
+		{&st.judgeKey, liveJudgeKeySQL},
 		// Inserted before the turn is judged: a stored turn_id inserts
 		// nothing (one statement for a new turn instead of a look-up and an
 		// insert); the call's savepoint undoes it when the call fails.
@@ -796,7 +889,7 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 
 func (st *liveStmts) close() {
 	for _, s := range []*sql.Stmt{st.getTurn, st.getState, st.putTurn, st.putVerdict, st.savepoint, st.rollbackTo,
-		st.release, st.getLiveRun, st.getTally, st.putSession, st.putTally} {
+		st.release, st.getLiveRun, st.getTally, st.putSession, st.putTally, st.judgeKey} {
 		if s != nil {
 			s.Close()
 		}

@@ -43,7 +43,8 @@ import (
 // a cross-site request, 404 no such dataset or turn, 409 a turn_id already
 // judged with a different row, 413 a body over the limit or a row over
 // MaxLiveRowText, 415 another
-// content type, 422 a turn whose character_id has no card. A request is
+// content type, 422 a turn whose character_id has no card, 503 when its dataset's cards kept
+// changing while it was judged. A request is
 // judged whole or not at all: on any error nothing of it is stored.
 //
 // Decisions where the spec is silent:
@@ -59,9 +60,17 @@ import (
 //     dataset's live run records the profile it was created with).
 //   - The judge of a dataset is kept between requests and rebuilt when a card
 //     of the dataset is added or updated (the review queue's "add to canon"
-//     takes effect on the next request). Concurrent requests share the
-//     query that checks the cards' version (keyFlight): each takes the
-//     answer of a query that started after it arrived.
+//     takes effect on the next request). A kept judge answers a request
+//     without a query of its own: store.JudgeLiveKeyed checks the cards'
+//     version inside the transaction that stores the records (one query a
+//     group, on the live writer's connection: the per-request query on a
+//     pooled connection was about 6 % of a single-turn request's CPU), and
+//     a request whose judge turns out stale is judged again with the cards
+//     stored then (maxJudgeAttempts times at most; then 503). A request with
+//     no kept judge, or naming a character the kept judge has no card for
+//     (before a 422), asks the store; concurrent ones share that query
+//     (keyFlight): each takes the answer of a query that started after it
+//     arrived.
 //   - Options.APIToken follows --token's rule (MinTokenLength characters at
 //     least); New refuses a shorter one.
 //   - A re-send (same turn_id, same row) answers the stored record, status
@@ -242,35 +251,72 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 		apiFail(w, http.StatusBadRequest, apiError{Error: err.Error()})
 		return
 	}
-	ds, j, ok := s.apiDataset(w, r, profile)
+	key, j, fresh, ok := s.apiDataset(w, r, profile, false)
 	if !ok {
 		return
 	}
-	lts := make([]store.LiveTurn, len(turns))
-	for i := range turns {
-		if n := rowText(&turns[i].turn); n > MaxLiveRowText {
-			apiFail(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("reply_text and user_message hold %d bytes: the live API judges rows of at most %d (judge longer rows in batch: evident judge)", n, MaxLiveRowText),
-				Row: i + 1, Line: turns[i].line})
-			return
-		}
-		if _, ok := j.Card(turns[i].turn.CharacterID); !ok {
-			apiFail(w, http.StatusUnprocessableEntity, apiError{Error: fmt.Sprintf("unknown character_id %q: dataset %d has no card for it", turns[i].turn.CharacterID, ds),
-				Row: i + 1, Line: turns[i].line})
-			return
-		}
-		lts[i] = store.LiveTurn{Turn: &turns[i].turn, Digest: live.Digest(&turns[i].turn)}
-	}
+	var lts []store.LiveTurn
 	meta := store.RunMeta{Profile: profile.Name, Endings: runstore.Endings(profile)}
-	res, _, err := s.db.JudgeLive(r.Context(), ds, meta, lts, func(i int, prev any) (persona.Record, any, error) {
-		st, err := live.Resume(prev)
-		if err != nil {
-			return persona.Record{}, nil, err
+	var res []store.LiveResult
+	for attempt := 1; ; attempt++ {
+		// The first row too long or without a card in j is the one
+		// answered; a kept judge is asked about once before a 422 (it may
+		// be older than the store).
+		i, long := badRow(j, turns)
+		if i >= 0 && long {
+			apiFail(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("reply_text and user_message hold %d bytes: the live API judges rows of at most %d (judge longer rows in batch: evident judge)", rowText(&turns[i].turn), MaxLiveRowText),
+				Row: i + 1, Line: turns[i].line})
+			return
 		}
-		rec, _, err := live.Step(j, st, lts[i].Turn)
-		return rec, st, err
-	})
+		if i >= 0 && !fresh {
+			if key, j, fresh, ok = s.apiDataset(w, r, profile, true); !ok {
+				return
+			}
+			attempt--
+			continue
+		}
+		if i >= 0 {
+			apiFail(w, http.StatusUnprocessableEntity, apiError{Error: fmt.Sprintf("unknown character_id %q: dataset %d has no card for it", turns[i].turn.CharacterID, key.ID),
+				Row: i + 1, Line: turns[i].line})
+			return
+		}
+		if lts == nil {
+			lts = make([]store.LiveTurn, len(turns))
+			for i := range turns {
+				lts[i] = store.LiveTurn{Turn: &turns[i].turn, Digest: live.Digest(&turns[i].turn)}
+			}
+		}
+		judge := j
+		res, _, err = s.db.JudgeLiveKeyed(r.Context(), key, meta, lts, func(i int, prev any) (persona.Record, any, error) {
+			st, err := live.Resume(prev)
+			if err != nil {
+				return persona.Record{}, nil, err
+			}
+			rec, _, err := live.Step(judge, st, lts[i].Turn)
+			return rec, st, err
+		})
+		var ke *store.LiveKeyError
+		if !errors.As(err, &ke) || attempt == maxJudgeAttempts {
+			break
+		}
+		if ke.Err != nil { // the dataset is gone
+			apiNoDataset(w, r, key.Asked)
+			return
+		}
+		// The cards changed since the judge was built: judge with theirs.
+		if j, err = s.apiJudgeFor(r, ke.Now, profile); err != nil {
+			s.opt.Log.Printf("web: %s %s: %v", r.Method, r.URL.Path, err)
+			apiFail(w, http.StatusInternalServerError, apiError{Error: "cannot build the judge of dataset " + strconv.FormatInt(ke.Now.ID, 10) + ": " + err.Error()})
+			return
+		}
+		key, fresh = ke.Now, true
+	}
 	var re *store.LiveRowError
+	var ke *store.LiveKeyError
 	switch {
+	case errors.As(err, &ke):
+		apiFail(w, http.StatusServiceUnavailable, apiError{Error: fmt.Sprintf("the cards of dataset %d changed %d times while this request was judged; send it again", key.ID, maxJudgeAttempts)})
+		return
 	case errors.As(err, &re) && errors.Is(err, store.ErrLiveConflict):
 		apiFail(w, http.StatusConflict, apiError{Error: "turn_id " + strconv.Quote(turns[re.Row].turn.TurnID) + " was already sent with a different row (before, or earlier in this request)",
 			Row: re.Row + 1, Line: turns[re.Row].line})
@@ -397,6 +443,7 @@ func decodeAPITurns(body []byte, shape apiShape) ([]apiRow, *apiError) {
 type apiCache struct {
 	mu     sync.Mutex
 	judges map[apiJudgeKey]apiJudged
+	asked  map[int64]store.LiveKey // by asked dataset id (0: the latest): the last key answered
 	keys   keyFlight
 }
 
@@ -472,55 +519,110 @@ type apiJudged struct {
 	judge   *persona.Judge
 }
 
-// apiDataset returns the dataset a request names (?dataset=N), or the latest
-// one, and its judge for profile; it answers the request itself when there is
-// none or the store fails.
-func (s *Server) apiDataset(w http.ResponseWriter, r *http.Request, profile *speech.Profile) (int64, *persona.Judge, bool) {
-	var id int64
+// maxJudgeAttempts is how many times a request is judged when the cards
+// of its dataset keep changing under it (store.LiveKeyError each time).
+const maxJudgeAttempts = 3
+
+// badRow returns the index of the first row whose text is over
+// MaxLiveRowText (long) or whose character_id has no card in j, or -1.
+func badRow(j *persona.Judge, turns []apiRow) (i int, long bool) {
+	for i := range turns {
+		if rowText(&turns[i].turn) > MaxLiveRowText {
+			return i, true
+		}
+		if _, ok := j.Card(turns[i].turn.CharacterID); !ok {
+			return i, false
+		}
+	}
+	return -1, false
+}
+
+// apiNoDataset answers 404 for asked (0: the latest dataset).
+func apiNoDataset(w http.ResponseWriter, r *http.Request, asked int64) {
+	msg := fmt.Sprintf("no dataset %d", asked)
+	if r.URL.Query().Get("dataset") == "" {
+		msg = "the store holds no dataset: import cards and a lexicon first (evident import)"
+	}
+	apiFail(w, http.StatusNotFound, apiError{Error: msg})
+}
+
+// apiDataset returns the key (store.LiveJudgeKey's answer) of the dataset
+// a request names (?dataset=N), or of the latest one, and the judge for it
+// and profile; it answers the request itself when there is none or the
+// store fails. Unless fresh is set, a judge kept for the asked id and
+// profile answers without a query (fresh reports whether it asked): the
+// key goes to store.JudgeLiveKeyed, which checks it in its transaction, so
+// a kept judge whose cards have changed judges nothing.
+func (s *Server) apiDataset(w http.ResponseWriter, r *http.Request, profile *speech.Profile, fresh bool) (store.LiveKey, *persona.Judge, bool, bool) {
+	var asked int64
 	if q := r.URL.Query().Get("dataset"); q != "" {
 		var err error
-		if id, err = strconv.ParseInt(q, 10, 64); err != nil || id <= 0 {
+		if asked, err = strconv.ParseInt(q, 10, 64); err != nil || asked <= 0 {
 			apiFail(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("dataset %q: want a positive integer", q)})
-			return 0, nil, false
+			return store.LiveKey{}, nil, false, false
+		}
+	}
+	c := &s.api
+	if !fresh {
+		c.mu.Lock()
+		key, ok := c.asked[asked]
+		got, ok2 := c.judges[apiJudgeKey{key.ID, profile.Name}]
+		c.mu.Unlock()
+		if ok && ok2 && got.version == key.Version {
+			return key, got.judge, false, true
 		}
 	}
 	ctx := context.WithoutCancel(r.Context()) // the query may answer other requests too
-	asked := id
-	id, version, err := s.api.keys.do(id, func(id int64) (int64, string, error) { return s.db.LiveJudgeKey(ctx, id) })
+	id, version, err := c.keys.do(asked, func(id int64) (int64, string, error) { return s.db.LiveJudgeKey(ctx, id) })
 	if errors.Is(err, store.ErrNotFound) {
-		msg := fmt.Sprintf("no dataset %d", asked)
-		if r.URL.Query().Get("dataset") == "" {
-			msg = "the store holds no dataset: import cards and a lexicon first (evident import)"
-		}
-		apiFail(w, http.StatusNotFound, apiError{Error: msg})
-		return 0, nil, false
+		apiNoDataset(w, r, asked)
+		return store.LiveKey{}, nil, false, false
 	}
 	if err != nil {
 		apiFail(w, http.StatusInternalServerError, apiError{Error: "the store failed: " + err.Error()})
-		return 0, nil, false
+		return store.LiveKey{}, nil, false, false
 	}
-	key := apiJudgeKey{id, profile.Name}
-	c := &s.api
-	c.mu.Lock()
-	got, ok := c.judges[key]
-	c.mu.Unlock()
-	if ok && got.version == version {
-		return id, got.judge, true
-	}
-	j, err := s.apiJudge(r, id, profile)
+	key := store.LiveKey{Asked: asked, ID: id, Version: version}
+	j, err := s.apiJudgeFor(r, key, profile)
 	if err != nil {
 		s.opt.Log.Printf("web: %s %s: %v", r.Method, r.URL.Path, err)
 		apiFail(w, http.StatusInternalServerError, apiError{Error: "cannot build the judge of dataset " + strconv.FormatInt(id, 10) + ": " + err.Error()})
-		return 0, nil, false
+		return store.LiveKey{}, nil, false, false
+	}
+	return key, j, true, true
+}
+
+// apiJudgeFor returns the judge of key's dataset and cards for profile, the
+// kept one when it was built for key.Version, else one built now; it keeps
+// it, and key as the asked id's latest answer.
+func (s *Server) apiJudgeFor(r *http.Request, key store.LiveKey, profile *speech.Profile) (*persona.Judge, error) {
+	jk := apiJudgeKey{key.ID, profile.Name}
+	c := &s.api
+	c.mu.Lock()
+	got, ok := c.judges[jk]
+	c.mu.Unlock()
+	j := got.judge
+	if !ok || got.version != key.Version {
+		var err error
+		if j, err = s.apiJudge(r, key.ID, profile); err != nil {
+			return nil, err
+		}
 	}
 	c.mu.Lock()
 	if c.judges == nil {
-		c.judges = map[apiJudgeKey]apiJudged{}
+		c.judges, c.asked = map[apiJudgeKey]apiJudged{}, map[int64]store.LiveKey{}
 	}
-	c.judges[key] = apiJudged{version: version, judge: j}
+	c.judges[jk] = apiJudged{version: key.Version, judge: j}
+	if len(c.asked) >= maxAskedKeys && c.asked[key.Asked] == (store.LiveKey{}) {
+		clear(c.asked) // ids come from requests: keep a bounded few
+	}
+	c.asked[key.Asked] = key
 	c.mu.Unlock()
-	return id, j, true
+	return j, nil
 }
+
+// maxAskedKeys caps apiCache.asked (asked ids come from requests).
+const maxAskedKeys = 1024
 
 // apiJudge builds the judge of dataset ds from its cards and lexicon as
 // stored now.
