@@ -448,10 +448,11 @@ func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 // while the live queue waits behind it, every few hundred turns — the
 // single-turn requests' tail latency (an fsync on a busy disk takes tens of
 // milliseconds). So a live group's connection commits with automatic
-// checkpoints off, and every liveCheckpointTurns committed live turns a
-// goroutine runs a PASSIVE checkpoint on a connection of the pool while the
-// next groups are written (WAL mode lets a checkpoint and a writer run
-// together; the other core does the copy). Should the WAL still hold more
+// checkpoints off, and every liveCheckpointTurns committed live turns (or
+// liveCheckpointGroups groups, when they are small) a goroutine runs a
+// PASSIVE checkpoint on a connection of the pool while the next groups are
+// written (WAL mode lets a checkpoint and a writer run together; the other
+// core does the copy). Should the WAL still hold more
 // than liveWALLimit pages after one (writers kept it from restarting), or a
 // checkpoint fail, live groups commit with SQLite's automatic checkpoint
 // again until a background one leaves the WAL small: the WAL never grows
@@ -478,6 +479,14 @@ func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 // checkpoint: about SQLite's 1,000 pages at 1.3 to 2 pages a turn.
 const liveCheckpointTurns = 600
 
+// liveCheckpointGroups is how many committed live groups start one too,
+// whatever their turns: at low rates each request is a group of its own,
+// and a single-turn group writes about 14 frames (a page of each B-tree it
+// touches), so 600 such turns left 8,000 frames (130 MiB of 16 KiB pages)
+// for one checkpoint to copy — 80 ms of disk and CPU that the requests
+// around it waited behind. About 1,000 frames: SQLite's own default.
+const liveCheckpointGroups = 75
+
 // liveWALLimit is the WAL size, in pages, past which live groups go back to
 // SQLite's automatic checkpoint (about 80 MiB of 4 KiB pages).
 var liveWALLimit = 20_000
@@ -486,6 +495,7 @@ var liveWALLimit = 20_000
 type liveCheckpoints struct {
 	running atomic.Bool
 	since   atomic.Int64                     // live turns committed since the last one started
+	groups  atomic.Int64                     // live groups committed since then
 	inline  atomic.Bool                      // commit with SQLite's automatic checkpoint
 	catchUp atomic.Bool                      // the next group first copies what is left (catchUpWAL)
 	start   func()                           // tests: called before each one
@@ -502,10 +512,11 @@ func (db *DB) liveCommitted(q *liveQueue, turns int) {
 		return
 	}
 	ck := &q.ckpt
-	if ck.since.Add(int64(turns)) < liveCheckpointTurns || !ck.running.CompareAndSwap(false, true) {
+	if ck.since.Add(int64(turns)) < liveCheckpointTurns && ck.groups.Add(1) < liveCheckpointGroups || !ck.running.CompareAndSwap(false, true) {
 		return
 	}
 	ck.since.Store(0)
+	ck.groups.Store(0)
 	go func() {
 		defer ck.running.Store(false)
 		if ck.start != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 )
@@ -70,5 +71,30 @@ func TestTheNextLiveGroupCatchesUpAndRestartsTheWAL(t *testing.T) {
 	case c = <-caught:
 		t.Fatalf("a second catch-up (%v) with no checkpoint between", c)
 	default:
+	}
+}
+
+// A background checkpoint starts after liveCheckpointGroups committed
+// groups however few their turns (each single-turn group writes a page of
+// each B-tree it touches), not only after liveCheckpointTurns turns. The
+// start is decided in the committing call (running is set before it
+// returns); the checkpoint itself waits here until released.
+func TestSmallLiveGroupsStartACheckpointByTheirCount(t *testing.T) {
+	db, _ := openFile(t)
+	ds := liveDataset(t, db)
+	j := liveJudge(t)
+	q := liveQueueOf(db)
+	release, done := make(chan struct{}), make(chan error, 1)
+	q.ckpt.start = func() { <-release }
+	q.ckpt.done = func(_, _ int, err error) { done <- err }
+	for n := 1; n <= liveCheckpointGroups; n++ {
+		judgeLive(t, db, ds, j, liveTurn(fmt.Sprintf("T%d", n), "", false, "응", "그래."))
+		if running := q.ckpt.running.Load(); running != (n == liveCheckpointGroups) {
+			t.Fatalf("after %d single-turn groups a checkpoint running: %v; want one from group %d on", n, running, liveCheckpointGroups)
+		}
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
