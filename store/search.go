@@ -446,38 +446,42 @@ func (db *DB) indexBatch(ctx context.Context, runID int64, next int, place strin
 // the background at start and after each upload or re-judge; searches of
 // those runs read rows until they are done. Live runs are left out
 // (IndexRunText: they grow), and so are runs another indexer is writing
-// (ErrIndexBusy: it finishes them). It stops at ctx's end. each, when
+// (ErrIndexBusy): busy counts them (that indexer finishes them, or, when it
+// dies first, a later IndexPending). It stops at ctx's end. each, when
 // set, is called before the i-th (0-based) of the n runs is indexed, and
-// once more with i = n when all are.
-func (db *DB) IndexPending(ctx context.Context, each func(runID int64, i, n int)) error {
+// once more with i = n when all are done (indexed or busy).
+func (db *DB) IndexPending(ctx context.Context, each func(runID int64, i, n int)) (busy int, err error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT r.id FROM run r LEFT JOIN run_search s ON s.run_id = r.id
     WHERE r.finished_at IS NOT NULL AND s.indexed_at IS NULL AND r.id NOT IN (SELECT run_id FROM live_run) ORDER BY r.id`)
 	if err != nil {
-		return fmt.Errorf("store: runs to index: %w", err)
+		return 0, fmt.Errorf("store: runs to index: %w", err)
 	}
 	var ids []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return fmt.Errorf("store: runs to index: %w", err)
+			return 0, fmt.Errorf("store: runs to index: %w", err)
 		}
 		ids = append(ids, id)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: runs to index: %w", err)
+		return 0, fmt.Errorf("store: runs to index: %w", err)
 	}
 	for i, id := range ids {
 		if each != nil {
 			each(id, i, len(ids))
 		}
-		if err := db.IndexRunText(ctx, id); err != nil && !errors.Is(err, ErrIndexBusy) {
-			return err
+		switch err := db.IndexRunText(ctx, id); {
+		case errors.Is(err, ErrIndexBusy):
+			busy++
+		case err != nil:
+			return busy, err
 		}
 	}
 	if each != nil && len(ids) > 0 {
 		each(0, len(ids), len(ids))
 	}
-	return nil
+	return busy, nil
 }

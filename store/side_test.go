@@ -176,7 +176,7 @@ func TestALostOrForeignSidecarIsRebuilt(t *testing.T) {
 			}
 			searchSeqs(t, db2, run.ID, "not indexed")
 			var calls [][3]int64
-			if err := db2.IndexPending(ctx, func(id int64, i, n int) { calls = append(calls, [3]int64{id, int64(i), int64(n)}) }); err != nil {
+			if _, err := db2.IndexPending(ctx, func(id int64, i, n int) { calls = append(calls, [3]int64{id, int64(i), int64(n)}) }); err != nil {
 				t.Fatal(err)
 			}
 			if want := [][3]int64{{run.ID, 0, 1}, {0, 1, 1}}; !slices.Equal(calls, want) {
@@ -219,7 +219,7 @@ func TestADamagedSidecarIsReplaced(t *testing.T) {
 			}
 			defer db2.Close()
 			searchSeqs(t, db2, run.ID, "sidecar replaced")
-			if err := db2.IndexPending(ctx, nil); err != nil {
+			if _, err := db2.IndexPending(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
 			if ok, err := db2.TextIndexed(ctx, run.ID); !ok || err != nil {
@@ -275,15 +275,15 @@ func TestOneIndexerPerRun(t *testing.T) {
 	if err := db.IndexRunText(ctx, run.ID); !errors.Is(err, ErrIndexBusy) {
 		t.Fatalf("IndexRunText under another's lock: %v, want ErrIndexBusy", err)
 	}
-	if err := db.IndexPending(ctx, nil); err != nil {
-		t.Fatalf("IndexPending under another's lock: %v, want nil (the run left to it)", err)
+	if busy, err := db.IndexPending(ctx, nil); busy != 1 || err != nil {
+		t.Fatalf("IndexPending under another's lock: %d busy, %v; want 1, nil (the run left to it)", busy, err)
 	}
 	if _, indexed := placeOf(t, db, run.ID); indexed {
 		t.Fatal("indexed while another indexer held the lock")
 	}
 	lk.release()
-	if err := db.IndexPending(ctx, nil); err != nil {
-		t.Fatal(err)
+	if busy, err := db.IndexPending(ctx, nil); busy != 0 || err != nil {
+		t.Fatalf("IndexPending after the lock was released: %d busy, %v", busy, err)
 	}
 	if _, indexed := placeOf(t, db, run.ID); !indexed {
 		t.Fatal("not indexed after the lock was released")

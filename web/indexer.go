@@ -19,8 +19,9 @@ type searchIndexer struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	running bool // a pass goroutine is working
-	again   bool // kicked while running: one more pass
+	running bool        // a pass goroutine is working
+	again   bool        // kicked while running: one more pass
+	retry   *time.Timer // a pass asked for after indexRetry; nil when none
 	closed  bool
 	wg      sync.WaitGroup
 }
@@ -69,20 +70,44 @@ func (x *searchIndexer) loop() {
 	}
 }
 
-// pass indexes what is pending now, logging how many runs and how long.
+// indexRetry is how long the indexer waits before it looks again at runs
+// whose index another indexer was writing (store.ErrIndexBusy): that one
+// finishes them, or, if it is stopped first (evident judge --db
+// interrupted), this one does.
+var indexRetry = 10 * time.Second
+
+// pass indexes what is pending now, logging how many runs and how long;
+// when another indexer holds some, it asks for a pass again after
+// indexRetry.
 func (x *searchIndexer) pass() {
 	start := time.Now()
 	log := x.s.opt.Log
-	err := x.s.db.IndexPending(x.ctx, func(_ int64, i, n int) {
-		switch {
-		case i == 0:
+	total := 0
+	busy, err := x.s.db.IndexPending(x.ctx, func(_ int64, i, n int) {
+		if i == 0 {
+			total = n
 			log.Printf("search index: indexing %d run(s) in the background (their searches read rows meanwhile, slower)", n)
-		case i == n:
-			log.Printf("search index: %d run(s) indexed in %.1f s", n, time.Since(start).Seconds())
 		}
 	})
-	if err != nil && x.ctx.Err() == nil {
+	switch {
+	case err != nil && x.ctx.Err() == nil:
 		log.Printf("search index: %v (searches of the runs left read their rows)", err)
+	case err != nil:
+	case busy > 0:
+		log.Printf("search index: %d run(s) indexed in %.1f s; %d being written by another evident (looked at again in %v)",
+			total-busy, time.Since(start).Seconds(), busy, indexRetry)
+		x.mu.Lock()
+		if !x.closed && x.retry == nil {
+			x.retry = time.AfterFunc(indexRetry, func() {
+				x.mu.Lock()
+				x.retry = nil
+				x.mu.Unlock()
+				x.kick()
+			})
+		}
+		x.mu.Unlock()
+	case total > 0:
+		log.Printf("search index: %d run(s) indexed in %.1f s", total, time.Since(start).Seconds())
 	}
 }
 
@@ -90,6 +115,10 @@ func (x *searchIndexer) pass() {
 func (x *searchIndexer) close() {
 	x.mu.Lock()
 	x.closed = true
+	if x.retry != nil {
+		x.retry.Stop()
+		x.retry = nil
+	}
 	x.mu.Unlock()
 	x.cancel()
 	x.wg.Wait()
