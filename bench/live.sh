@@ -29,48 +29,51 @@
 # the topic) and, for 1 and 3, the clients and kfake in the same process.
 #
 # Figures (2026-12-01, 2 shared cores, three runs of this script at load
-# 1.8-2.1 from other work; CPU a turn is the benchmark's cpu-µs/turn, timed
-# part only, clients included):
-#   1. Closed loop: p50 5.3-7.1 ms, p99 16.6-25.7 ms, 6,050-8,540 turns/s,
-#      166-171 µs CPU a turn. Back to back with the code before this pass
-#      (store/live.go and web/api.go of bdc8fb5; 5 alternating runs, load
-#      4-5): 262 → 189 µs CPU a turn and 2,640 → 3,950 turns/s (medians).
-#      At the start of the pass, new store files having just gone to 16 KiB
-#      pages, the first run of this script read p50 14.2 ms, p99 37.2 ms,
-#      3,114 turns/s (load 0.6-1.7). Target missed: p99 is 3-5 × 5 ms.
-#      Closed-loop latency is queueing (p50 ≈ 50 / throughput), so p99 ≤ 5
-#      ms would take about 25,000 turns/s, 80 µs of CPU a turn for clients
-#      and server together; net/http alone takes 45-48 µs
-#      (BenchmarkLoopbackFloor, p99 16-22 ms at load 4.9).
-#   1b. Open loop, p50 / p99 / max ms: 1,000 turns/s 1.2 / 5.5-9.2 / 13-30;
-#      2,000 turns/s 1.0-1.3 / 17-25 / 34-39; 4,000 turns/s 1.9-27 /
-#      18-125 / 24-170 (one run of three saturated). So p99 ≤ 5 ms holds at
-#      none of them on this shared machine, 1,000 turns/s coming closest;
-#      net/http alone on the same schedule (BenchmarkLoopbackFloorOpenLoop,
-#      load 4.9) has p99 2.5 ms at every rate. CPU a turn is higher at low
-#      rates (650-690 µs at 1,000 turns/s, 260-330 at 4,000): each request
-#      is then a group of its own, so a commit of its own, and a single-turn
-#      commit writes about 14 WAL frames (a page each of live_turn's 3
-#      b-trees, verdict's 8, live_session and the run row) — 218 KiB of 16
-#      KiB pages (58 KiB of 4 KiB), 200 µs of system calls and checksums
-#      (4,089 frames for 300 single-turn calls, counted with PRAGMA
-#      wal_checkpoint's log); the Go runtime's wake-ups add about 130 µs
-#      (the floor takes 177 µs a request at 1,000/s).
-#   2. 16,100-19,800 turns/s, 70-73 µs CPU a turn (process): below the
-#      target in these runs (21,800 earlier, on a quieter machine);
-#      unchanged by this pass, back to back (one call is one group either
-#      way); the writer's inserts are the bound.
-#   3. 64,700-95,700 turns/s, 15-17 µs CPU a turn in the timed part.
-# What this pass changed (store/live.go): a group of concurrent calls is
-# written without a savepoint a call (each copied every page it changed
-# into the sub-journal: a quarter of the SQLite time with 16 KiB pages) and
-# written again with them only when a call fails; each session's state is
-# written once a group; the WAL restarts under steady traffic (it grew to
-# 150-185 MB in 10,000 turns, and appending costs ext4 twice what
-# overwriting does). Still on the table: the cards' version query a request
-# (store.LiveJudgeKey, about 6 % of the CPU: its pooled connection drops
-# its page cache each time, another connection having committed) could be
-# one query a group inside the live transaction.
+# 4.1-4.7 from other work — wall figures suffer, CPU a turn much less; CPU a
+# turn is the benchmark's cpu-µs/turn, timed part only, clients included):
+#   1. Closed loop: p50 6.4 ms, p99 25.1-26.7 ms, 6,240-6,540 turns/s,
+#      153-157 µs CPU a turn. Back to back with the code before this pass
+#      (store/live.go and web/api.go of bdc8fb5, the rest as now; 5
+#      alternating runs, load 3.6-4.0): 268 → 172 µs CPU a turn, 4,360 →
+#      7,260 turns/s, p99 30.6 → 23.0 ms (medians). At the start of the
+#      pass, new store files having just gone to 16 KiB pages, this script
+#      read p50 14.2 ms, p99 37.2 ms, 3,114 turns/s (load 0.6-1.7). Target
+#      missed: p99 is about 5 × 5 ms. Closed-loop latency is queueing (p50 ≈
+#      50 / throughput), so p99 ≤ 5 ms would take about 25,000 turns/s, 80
+#      µs of CPU a turn for clients and server together; net/http alone
+#      takes 45-48 µs (BenchmarkLoopbackFloor; its p99 16-22 ms at load 4.9).
+#   1b. Open loop, p50 / p99 / max ms: 1,000 turns/s 1.1-1.6 / 5.7-27 /
+#      12-50; 2,000 turns/s 0.9-1.6 / 6.1-21 / 16-39; 4,000 turns/s 1.2-9.4
+#      / 11-64 / 18-72 (medians of p99: 5.9, 19, 12.5). So p99 ≤ 5 ms holds
+#      at none of them on this loaded machine, 1,000 turns/s coming closest
+#      (5.7 and 5.9 ms in two runs of three); net/http alone on the same
+#      schedule (BenchmarkLoopbackFloorOpenLoop, load 4.9) has p99 2.4-2.7
+#      ms at every rate. CPU a turn is higher at low rates (560-650 µs at
+#      1,000 turns/s, 260-310 at 4,000): each request is then a group of its
+#      own, so a commit of its own, and a single-turn commit writes about 14
+#      WAL frames (a page each of live_turn's 3 B-trees, verdict's 8,
+#      live_session and the run row) — 218 KiB of 16 KiB pages (58 KiB of 4
+#      KiB), 200 µs of system calls and checksums (4,089 frames for 300
+#      single-turn calls, counted with PRAGMA wal_checkpoint's log); the Go
+#      runtime's wake-ups add about 130 µs (the floor takes 162-177 µs a
+#      request at 1,000/s, 45 when saturated).
+#   2. 13,000-22,100 turns/s, 61-74 µs CPU a turn (process): the target
+#      met in one run of three; unchanged by this pass, back to back (one
+#      call is one group either way); the writer's inserts are the bound.
+#   3. 55,100-106,400 turns/s, 14-17 µs CPU a turn in the timed part.
+# What this pass changed (store/live.go, web/api.go): a group of concurrent
+# calls is written without a savepoint a call (each copied every page it
+# changed into the sub-journal: a quarter of the SQLite time with 16 KiB
+# pages) and written again with them only when a call fails; each
+# session's state is written once a group; a kept judge's cards' version is
+# checked inside the group's transaction (store.JudgeLiveKeyed: one query a
+# group on the writer's connection, where LiveJudgeKey's query a request on
+# a pooled connection, whose page cache SQLite drops once another
+# connection has committed, was about 6 % of the CPU); the WAL restarts
+# under steady traffic (it grew to 150-185 MB in 10,000 turns, and
+# appending costs ext4 twice what overwriting does); small groups start a
+# background checkpoint every 75 (600 single-turn groups had left one
+# checkpoint 130 MiB to copy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 procs=${BENCH_PROCS:-2}
