@@ -42,10 +42,10 @@ import (
 // not decode (or a body that is not JSON), 401 a missing or wrong token, 403
 // a cross-site request, 404 no such dataset or turn, 409 a turn_id already
 // judged with a different row, 413 a body over the limit or a row over
-// MaxLiveRowText, 415 another
-// content type, 422 a turn whose character_id has no card, 503 when its dataset's cards kept
-// changing while it was judged. A request is
-// judged whole or not at all: on any error nothing of it is stored.
+// MaxLiveRowText, 415 another content type, 422 a turn whose character_id
+// has no card, 503 a request whose dataset's cards kept changing while it
+// was judged. A request is judged whole or not at all: on any error
+// nothing of it is stored.
 //
 // Decisions where the spec is silent:
 //   - Auth: with Options.Token or Options.APIToken set, a request must carry
