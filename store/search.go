@@ -39,14 +39,25 @@ import (
 
 // containsFunc is the SQL function the search registers with the driver:
 // evident_contains(summary, reply_text, query) is 1 when the NFC form of
-// either text contains query (already NFC), ASCII letters folded.
+// either text contains query (already NFC), ASCII letters folded. The texts
+// may come as BLOBs (searchClause casts them): SQLite hands a function a
+// TEXT value only up to its first NUL.
 const containsFunc = "evident_contains"
 
 func init() {
 	sqlite.MustRegisterDeterministicScalarFunction(containsFunc, 3, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 		q, _ := args[2].(string)
 		for _, a := range args[:2] {
-			if s, ok := a.(string); ok && containsFolded(normalizeText(s), q) {
+			var s string
+			switch v := a.(type) {
+			case string:
+				s = v
+			case []byte: // CAST(text AS BLOB): every byte, a NUL's followers too
+				s = string(v)
+			default:
+				continue
+			}
+			if containsFolded(normalizeText(s), q) {
 				return int64(1), nil
 			}
 		}
@@ -102,7 +113,7 @@ func nfcFast(s string) bool {
 // migration 0012; searchClause).
 func plainText(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
+		if c := s[i]; 'A' <= c && c <= 'Z' || c == 0 { // SQLite's instr stops at a NUL
 			return false
 		}
 	}
@@ -117,7 +128,7 @@ func plainText(s string) bool {
 // (plainText; TestPlainRowsSearchAsEvidentContainsDoes).
 func searchClause(q string) (string, []any) {
 	return "CASE WHEN text_plain = 1 THEN instr(summary, ?) > 0 OR coalesce(instr(reply_text, ?) > 0, 0) ELSE " +
-		containsFunc + "(summary, reply_text, ?) END", []any{q, q, q}
+		containsFunc + "(CAST(summary AS BLOB), CAST(reply_text AS BLOB), ?) END", []any{q, q, q}
 }
 
 // normalizeQuery is a search query as compared: NFC, ASCII letters lower.
@@ -230,7 +241,9 @@ func indexText(s string) string {
 	if s == "" {
 		return ""
 	}
-	return normalizeText(s) + indexPad
+	// The tokenizer stops at a NUL: index what follows one too (the
+	// candidates are checked on their own text, NULs and all).
+	return strings.ReplaceAll(normalizeText(s), "\x00", " ") + indexPad
 }
 
 // foldsBeyondASCII reports whether q has a letter outside ASCII with case.

@@ -18,6 +18,7 @@ var plainTexts = []string{
 	"먹쇠\xff 왔다",                    // 3 invalid UTF-8: not plain
 	"",                             // 4 plain
 	"coffee와 먹쇠",                   // 5 plain
+	"NUL\x00inside 먹쇠",             // 6 a NUL (SQLite's text functions stop there): not plain
 }
 
 // TestPlainRowsSearchAsEvidentContainsDoes: a verdict row is stored
@@ -58,7 +59,7 @@ func TestPlainRowsSearchAsEvidentContainsDoes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, q := range []string{"먹쇠", "먹", "COFFEE", "coffee", norm.NFD.String("먹쇠가"), "등대", "\uFFFD", "회차", "없는"} {
+		for _, q := range []string{"먹쇠", "먹", "COFFEE", "coffee", norm.NFD.String("먹쇠가"), "등대", "\uFFFD", "회차", "없는", "inside", "side 먹"} {
 			var want []int
 			for i, text := range plainTexts {
 				nq := normalizeQuery(q)
