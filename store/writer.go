@@ -97,20 +97,31 @@ func (db *DB) tryLock(kind string, id int64, acquire bool) (*writerLock, bool, e
 		}
 		return nil, false, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, false, fmt.Errorf("store: writer lock: %w", err)
-	}
-	ok, err := lockFile(f)
-	if err != nil {
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: writer lock: %w", err)
+		}
+		ok, err := lockFile(f)
+		if err != nil {
+			f.Close()
+			return nil, false, fmt.Errorf("store: writer lock %s: %w", path, err)
+		}
+		if !ok {
+			f.Close()
+			return nil, false, nil
+		}
+		// A holder's release removes the file, then unlocks it: a lock
+		// taken on a file opened before that remove is a lock on a file no
+		// longer at path (another may have created and locked a new one
+		// there meanwhile). Only the file at path counts; else try again.
+		held, herr := f.Stat()
+		now, nerr := os.Stat(path)
+		if herr == nil && nerr == nil && os.SameFile(held, now) {
+			return &writerLock{db: db, key: key, f: f, path: path}, true, nil
+		}
 		f.Close()
-		return nil, false, fmt.Errorf("store: writer lock %s: %w", path, err)
 	}
-	if !ok {
-		f.Close()
-		return nil, false, nil
-	}
-	return &writerLock{db: db, key: key, f: f, path: path}, true, nil
 }
 
 // release ends the claim: the lock file is removed, then unlocked.
