@@ -70,8 +70,12 @@
 // character), computed from each model's first answer per prompt as the
 // store streams them, so memory holds one prompt and the model pairs, not
 // the run (store.PutRunSummary), and refresh the planner's statistics
-// (store.Analyze). The search index is written with the run's own batches
-// (store.RunWriter), so no pass reads the run back. When the summary fails
+// (store.Analyze), the three reads side by side. The search index is not
+// written here: on a file store it is written after the run commits, from
+// the stored rows (store.IndexRunText), by the caller — evident judge --db
+// and import before they exit, the screen in the background — so the run
+// is listed as soon as it is judged (an in-memory store indexes with the
+// run's own batches, store.RunWriter). When the summary fails
 // after the run committed, the error is returned and the run stays; the
 // screen then counts it with SQL and says the summary is missing.
 // Summarize computes a missing summary for an older run; it runs the checks
