@@ -607,20 +607,7 @@ func (db *DB) liveInTx(ctx context.Context, q *liveQueue, fn func(*sql.Tx) error
 		q.connAuto = auto
 	}
 	q.catchUpWAL(ctx)
-	tx, err := q.conn.BeginTx(ctx, nil)
-	if err != nil {
-		q.releaseConn() // a fresh connection for the next group
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		q.releaseConn()
-		return err
-	}
-	return nil
+	return connTx(ctx, q.conn, fn, q.releaseConn)
 }
 
 // releaseConn gives the live writer's connection back to the pool, its

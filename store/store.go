@@ -325,9 +325,17 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		}
 		db.bulk = conn
 	}
-	tx, err := db.bulk.BeginTx(ctx, nil)
+	return connTx(ctx, db.bulk, fn, db.dropBulk)
+}
+
+// connTx runs fn in one transaction on conn, a connection a writer keeps
+// (the bulk connection, the live queue's): committed when fn returns nil,
+// rolled back otherwise. drop is called when BEGIN or COMMIT fails, so
+// that the next transaction takes a fresh connection.
+func connTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error, drop func()) error {
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		db.dropBulk() // the next transaction takes a fresh connection
+		drop()
 		return err
 	}
 	if err := fn(tx); err != nil {
@@ -335,7 +343,7 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		db.dropBulk()
+		drop()
 		return err
 	}
 	return nil
