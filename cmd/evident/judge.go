@@ -179,6 +179,9 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon i
 		}
 	}
 	id, tally, err := runstore.JudgeToStoreWith(ctx, db, runstore.Tables{Turns: turns, Cards: cards, Lexicon: lexicon}, o)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w (nothing was stored: the run and its dataset were rolled back)", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -168,7 +168,8 @@ func TestJudgeSignals(t *testing.T) {
 		want []string  // in stderr
 	}{
 		{cancelCases[0], os.Interrupt, 130, []string{"evident: interrupt signal received: ", "context canceled"}},
-		{cancelCases[2], syscall.SIGTERM, 130, []string{"evident: terminated signal received: ", "context canceled"}},
+		{cancelCases[2], syscall.SIGTERM, 130, []string{"evident: terminated signal received: ", "context canceled",
+			"(nothing was stored: the run and its dataset were rolled back)"}},
 		// kill -9 runs no cleanup at all: the pending --out and --rejects
 		// have no name (O_TMPFILE), the sorted runs and the --db spool are
 		// unlinked at creation, so nothing is left either (issue 15 item 6).

@@ -286,6 +286,9 @@ func runImport(ctx context.Context, cmd *cli.Command) (err error) {
 	if errors.As(err, &rej) {
 		return cli.Exit(fmt.Sprintf("%d rows rejected; nothing was imported (fix them, or --keep-going to store the rest)", len(rej.Rejects)), 1)
 	}
+	if err != nil && ctx.Err() != nil && res.DatasetID == 0 {
+		return fmt.Errorf("%w (nothing was stored: the dataset and its run were rolled back)", err)
+	}
 	if err != nil {
 		return err
 	}
