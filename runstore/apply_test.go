@@ -20,12 +20,7 @@ import (
 // nothing is left to change.
 func TestApplyPlans(t *testing.T) {
 	ctx := context.Background()
-	db := openMem(t)
-	res, err := runstore.Run(ctx, db, demoTables(), runstore.Options{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := res.Run
+	db, run := demoRun(t)
 	decide := func(q store.Queue, key, value string) {
 		t.Helper()
 		if _, err := db.Decide(ctx, store.Decision{Queue: q, Key: key, Value: value, Who: "test"}); err != nil {
@@ -52,6 +47,7 @@ func TestApplyPlans(t *testing.T) {
 			t.Fatalf("Pending = %v, %v", p, err)
 		}
 		var judged bool
+		var err error
 		next, judged, err = runstore.Apply(ctx, db, run, both, runstore.Options{})
 		if err != nil || !judged {
 			t.Fatalf("Apply = %v, %v", judged, err)
@@ -151,24 +147,20 @@ func (cancelSink) Tally(persona.Tally) error      { return nil }
 
 func TestApplyCancelledPutsTheCardBack(t *testing.T) {
 	ctx := context.Background()
-	db := openMem(t)
-	res, err := runstore.Run(ctx, db, demoTables(), runstore.Options{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, run := demoRun(t)
 	if _, err := db.Decide(ctx, store.Decision{Queue: store.QueueOffCanon, Key: review.OffCanonKey("CHR-0100", "나비"), Value: review.CanonAdd, Who: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	_, judged, err := runstore.ApplyCanon(jctx, db, res.Run, "CHR-0100", "나비", runstore.Options{Also: cancelSink{cancel}})
+	_, judged, err := runstore.ApplyCanon(jctx, db, run, "CHR-0100", "나비", runstore.Options{Also: cancelSink{cancel}})
 	if !errors.Is(err, context.Canceled) || judged {
 		t.Fatalf("ApplyCanon = %v, %v; want context.Canceled", judged, err)
 	}
 	if runs, _ := db.Runs(ctx); len(runs) != 1 {
 		t.Errorf("%d runs after a cancelled re-judge, want 1", len(runs))
 	}
-	cards, _ := db.Cards(ctx, res.Run.DatasetID)
+	cards, _ := db.Cards(ctx, run.DatasetID)
 	if slices.Contains(cards[0].CanonEntities, "나비") {
 		t.Errorf("the card kept 나비 after the re-judge failed: %v", cards[0].CanonEntities)
 	}
@@ -176,7 +168,7 @@ func TestApplyCancelledPutsTheCardBack(t *testing.T) {
 		t.Errorf("decisions %+v", ds)
 	}
 	t.Run("applying the decision again judges again", func(t *testing.T) {
-		next, judged, err := runstore.ApplyCanon(ctx, db, res.Run, "CHR-0100", "나비", runstore.Options{})
+		next, judged, err := runstore.ApplyCanon(ctx, db, run, "CHR-0100", "나비", runstore.Options{})
 		if err != nil || !judged || next.Tally.ByVerdict[persona.OffCanon] != 16 {
 			t.Errorf("ApplyCanon = %v (%d off-canon), %v", judged, next.Tally.ByVerdict[persona.OffCanon], err)
 		}

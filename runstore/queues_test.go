@@ -16,12 +16,7 @@ import (
 
 func TestQueuesFromTheStore(t *testing.T) {
 	ctx := context.Background()
-	db := openMem(t)
-	res, err := runstore.Run(ctx, db, demoTables(), runstore.Options{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := res.Run
+	db, run := demoRun(t)
 	recs, err := db.Records(ctx, run.ID, store.Filter{})
 	if err != nil {
 		t.Fatal(err)
@@ -120,12 +115,7 @@ func TestQueuesFromTheStore(t *testing.T) {
 
 func TestVerdictChangesPaged(t *testing.T) {
 	ctx := context.Background()
-	db := openMem(t)
-	res, err := runstore.Run(ctx, db, demoTables(), runstore.Options{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := res.Run
+	db, run := demoRun(t)
 	if _, err := db.Decide(ctx, store.Decision{Queue: store.QueueOffCanon, Key: review.OffCanonKey("CHR-0100", "나비"),
 		Value: review.CanonAdd, Who: "test"}); err != nil {
 		t.Fatal(err)

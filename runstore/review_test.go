@@ -17,12 +17,7 @@ import (
 
 func TestReviewQueues(t *testing.T) {
 	ctx := context.Background()
-	db := openMem(t)
-	res, err := runstore.Run(ctx, db, demoTables(), runstore.Options{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := res.Run
+	db, run := demoRun(t)
 	recs, err := db.Records(ctx, run.ID, store.Filter{})
 	if err != nil {
 		t.Fatal(err)

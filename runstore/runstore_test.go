@@ -33,6 +33,18 @@ func demoTables() runstore.Tables {
 	return runstore.Tables{Turns: demo.Turns(), Cards: demo.Cards(), Lexicon: demo.Lexicon()}
 }
 
+// demoRun is a fresh in-memory store holding the demo imported and judged
+// (runstore.Run, strict), and that run.
+func demoRun(t *testing.T) (*store.DB, store.RunInfo) {
+	t.Helper()
+	db := openMem(t)
+	res, err := runstore.Run(context.Background(), db, demoTables(), runstore.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, res.Run
+}
+
 func text(name, body string) ingest.Source {
 	f, err := ingest.FormatOf(name)
 	if err != nil {

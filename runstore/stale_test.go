@@ -20,12 +20,7 @@ import (
 // does. Once that run exists, the older run's plan is not pending.
 func TestARejudgeKilledAfterItsCardUpdateIsStillDue(t *testing.T) {
 	ctx := context.Background()
-	db := openMem(t)
-	res, err := runstore.Run(ctx, db, demoTables(), runstore.Options{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := res.Run
+	db, run := demoRun(t)
 	key := review.OffCanonKey("CHR-0100", "나비")
 	if _, err := db.Decide(ctx, store.Decision{Queue: store.QueueOffCanon, Key: key, Value: review.CanonAdd, Who: "test"}); err != nil {
 		t.Fatal(err)
