@@ -85,11 +85,6 @@ type RunWriter struct {
 	// im is the import this run judges as it is written (Importer.BeginRun);
 	// nil for a run of a committed dataset or of files.
 	im *Importer
-
-	// deferIndex: this store keeps its search index in the sidecar, which
-	// is written after Commit (IndexRunText), not while the run is
-	// written; the run's batches then carry no index rows.
-	deferIndex bool
 }
 
 // The statements of a run's batch, by pendingRow.stmt.
@@ -240,9 +235,9 @@ func (db *DB) beginRun(ctx context.Context, meta RunMeta, im *Importer) (*RunWri
 		w.lk.release()
 		return nil, fmt.Errorf("store: begin run: %w", err)
 	}
-	w.b = &writeBatch{db: db, ctx: ctx, queries: runQueries, errf: runErrs, then: indexRow, behind: true}
-	if db.side.w != nil {
-		w.deferIndex, w.b.then = true, nil
+	w.b = &writeBatch{db: db, ctx: ctx, queries: runQueries, errf: runErrs, behind: true}
+	if db.side.w == nil { // else the sidecar's index is written after Commit (IndexRunText)
+		w.b.then = indexRow
 	}
 	db.bulkConn() // until Commit or Rollback
 	return w, nil
@@ -308,10 +303,8 @@ func (w *RunWriter) Add(rec persona.Record, turn *persona.Turn, opts ...AddOptio
 		reply = evidenceReply(rec)
 	}
 	size := len(js) + len(rec.Summary) + len(rec.TurnID) + len(rec.SessionID) + len(rec.CharacterID) + len(rec.ModelID) + 64
-	if s, ok := reply.(string); ok {
-		size += len(s)
-	}
 	replyText, _ := reply.(string)
+	size += len(replyText)
 	row := pendingRow{stmt: runVerdict, id: rec.TurnID, n: w.n + 1, args: []any{w.id, w.n, rec.TurnID, rec.SessionID,
 		rec.CharacterID, rec.ModelID, prompt, string(rec.Verdict), rec.Summary, reply, js, source, rejectedBy,
 		boolInt(plainText(rec.Summary) && plainText(replyText))}}
@@ -402,7 +395,7 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 	// from seq 0); without one, each batch indexed its rows (indexRow) and
 	// the run is indexed when visible.
 	place, indexedAt, next := "main", any(finished), w.n
-	if w.deferIndex {
+	if w.db.side.w != nil {
 		place, indexedAt, next = "side", nil, 0
 	}
 	err = w.b.flush(func(tx *sql.Tx) error {

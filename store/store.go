@@ -309,11 +309,10 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return fmt.Errorf("%w: %s", ErrReadOnly, db.path)
 	}
 	db.wmu.Lock()
-	if db.bulkRefs == 0 {
-		db.wmu.Unlock()
-		return lockedTx(ctx, &db.wmu, db.sql, fn)
-	}
 	defer db.wmu.Unlock()
+	if db.bulkRefs == 0 {
+		return poolTx(ctx, db.sql, fn)
+	}
 	if db.bulk == nil {
 		conn, err := db.sql.Conn(ctx)
 		if err != nil {
@@ -389,11 +388,16 @@ func (db *DB) dropBulk() {
 	conn.Close()
 }
 
-// lockedTx runs fn in one transaction of pool with mu held: committed when
-// fn returns nil, rolled back otherwise.
+// lockedTx is poolTx with mu held.
 func lockedTx(ctx context.Context, mu *sync.Mutex, pool *sql.DB, fn func(*sql.Tx) error) error {
 	mu.Lock()
 	defer mu.Unlock()
+	return poolTx(ctx, pool, fn)
+}
+
+// poolTx runs fn in one transaction of pool: committed when fn returns nil,
+// rolled back otherwise.
+func poolTx(ctx context.Context, pool *sql.DB, fn func(*sql.Tx) error) error {
 	tx, err := pool.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -314,23 +314,18 @@ type writeBatch struct {
 	rows    []pendingRow
 	bytes   int
 	keys    map[string]struct{} // UNIQUE keys in rows, to refuse a repeat at once
-	flushes int
 	// then, when set, is asked after each row's insert for one more
 	// statement of queries to run with args in the same transaction (a
 	// verdict row's search index entry, keyed by the row's rowid); ok false
 	// for none.
 	then func(p *pendingRow, res sql.Result) (stmt int, args []any, ok bool, err error)
-	// after, when set, is told the outcome of each flush once its
-	// transaction ended (a RunWriter then hands the batch's rows to its
-	// sidecar indexer); its error becomes the flush's.
-	after func(err error) error
 	// behind, when set, makes add hand a full batch to a goroutine that
 	// writes it while the caller fills the next (the caller judges and
 	// the store writes at the same time, on two cores): at most one batch
 	// is being written, so the batch holds at most twice its bound. That
 	// write's error is returned by the next add, flush or wait; the row it
-	// names (errf) is still the row that failed. then and after run on
-	// that goroutine, one batch at a time, as they do in flush.
+	// names (errf) is still the row that failed. then runs on that
+	// goroutine, one batch at a time, as it does in flush.
 	behind  bool
 	writing chan behindResult // the batch being written; nil when none
 	settled behindResult      // its outcome, once settle took it, until wait
@@ -439,10 +434,9 @@ func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
 	return err
 }
 
-// write writes rows, then final (when not nil), in one write transaction,
-// and tells after the outcome.
+// write writes rows, then final (when not nil), in one write transaction.
 func (b *writeBatch) write(rows []pendingRow, final func(tx *sql.Tx) error) error {
-	err := b.db.inTx(b.ctx, func(tx *sql.Tx) error {
+	return b.db.inTx(b.ctx, func(tx *sql.Tx) error {
 		stmts := make([]*sql.Stmt, len(b.queries))
 		defer func() {
 			for _, s := range stmts {
@@ -485,11 +479,6 @@ func (b *writeBatch) write(rows []pendingRow, final func(tx *sql.Tx) error) erro
 		}
 		return nil
 	})
-	b.flushes++
-	if b.after != nil {
-		return b.after(err)
-	}
-	return err
 }
 
 // rollbackTarget is a writer's Rollback: it deletes what its batches
