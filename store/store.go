@@ -305,6 +305,22 @@ func parseNullTime(s sql.NullString) (*time.Time, error) {
 // While an Importer or RunWriter is open the transaction runs on their
 // connection (bulkConn).
 func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.writeTx(ctx, fn, false)
+}
+
+// batchTx is inTx for an Importer's or RunWriter's batch: on the bulk
+// connection it runs with SQLite's foreign key checks off. Every row of a
+// batch references the dataset or run its writer inserted, which nothing
+// deletes while the writer holds its lock (reclaim takes that lock first),
+// so each check was a B-tree seek per row that could not fail; and an
+// immediate foreign key made every multi-row INSERT keep a statement
+// journal (writeBatch.write). The checks are on again for every other
+// transaction.
+func (db *DB) batchTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.writeTx(ctx, fn, true)
+}
+
+func (db *DB) writeTx(ctx context.Context, fn func(*sql.Tx) error, batch bool) error {
 	if db.readOnly {
 		return fmt.Errorf("%w: %s", ErrReadOnly, db.path)
 	}
@@ -324,7 +340,30 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		}
 		db.bulk = conn
 	}
-	return connTx(ctx, db.bulk, fn, db.dropBulk)
+	conn := db.bulk
+	if !batch {
+		return connTx(ctx, conn, fn, db.dropBulk)
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+		db.dropBulk()
+		return err
+	}
+	err := connTx(ctx, conn, fn, db.dropBulk)
+	if db.bulk == conn && !foreignKeysOn(conn) {
+		db.dropBulk()
+	}
+	return err
+}
+
+// foreignKeysOn turns conn's foreign key checks on and reports whether they
+// are (the pragma does nothing inside a transaction).
+func foreignKeysOn(conn *sql.Conn) bool {
+	ctx := context.Background()
+	var on int
+	if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = ON"); err != nil {
+		return false
+	}
+	return conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&on) == nil && on == 1
 }
 
 // connTx runs fn in one transaction on conn, a connection a writer keeps
@@ -375,14 +414,15 @@ func (db *DB) bulkDone() {
 }
 
 // dropBulk gives the bulk connection back to the pool, its cache set back
-// to SQLite's default (closed instead when that fails). wmu held.
+// to SQLite's default and its foreign key checks on (closed instead when
+// that fails). wmu held.
 func (db *DB) dropBulk() {
 	conn := db.bulk
 	db.bulk = nil
 	if conn == nil {
 		return
 	}
-	if _, err := conn.ExecContext(context.Background(), "PRAGMA cache_size = -2000"); err != nil {
+	if _, err := conn.ExecContext(context.Background(), "PRAGMA cache_size = -2000"); err != nil || !foreignKeysOn(conn) {
 		conn.Raw(func(any) error { return driver.ErrBadConn }) // database/sql closes it
 	}
 	conn.Close()

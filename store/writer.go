@@ -434,19 +434,63 @@ func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
 	return err
 }
 
-// write writes rows, then final (when not nil), in one write transaction.
+// write writes rows, then final (when not nil), in one write transaction
+// (DB.batchTx). Rows are inserted rowsPerInsert at a time where they can be
+// (no then, rowsPerInsert consecutive rows of one statement), with INSERT OR
+// FAIL: a statement that meets a constraint keeps the rows it inserted
+// before, so SQLite needs no statement journal for it (with ABORT, each
+// statement's journal held a copy of every page it changed, 16 KiB each,
+// spilled to a file). Such a failure rolls the whole transaction back and
+// the batch is written again one row at a time, so that its error names the
+// row.
 func (b *writeBatch) write(rows []pendingRow, final func(tx *sql.Tx) error) error {
-	return b.db.inTx(b.ctx, func(tx *sql.Tx) error {
+	err := b.writeTx(rows, final, b.then == nil)
+	if errors.Is(err, errByRow) {
+		err = b.writeTx(rows, final, false)
+	}
+	return err
+}
+
+// errByRow is writeTx's error when a multi-row INSERT met a constraint.
+var errByRow = errors.New("store: a multi-row insert met a constraint")
+
+// writeTx is write's transaction; grouped says whether rows may be
+// inserted rowsPerInsert at a time.
+func (b *writeBatch) writeTx(rows []pendingRow, final func(tx *sql.Tx) error, grouped bool) error {
+	return b.db.batchTx(b.ctx, func(tx *sql.Tx) error {
 		stmts := make([]*sql.Stmt, len(b.queries))
+		multi := make([]*sql.Stmt, len(b.queries)) // rowsPerInsert rows at once
 		defer func() {
-			for _, s := range stmts {
+			for _, s := range append(stmts, multi...) {
 				if s != nil {
 					s.Close()
 				}
 			}
 		}()
-		for i := range rows {
+		var args []any
+		for i := 0; i < len(rows); i++ {
 			p := &rows[i]
+			if grouped && i+rowsPerInsert <= len(rows) && sameStmt(rows[i:i+rowsPerInsert]) {
+				if multi[p.stmt] == nil {
+					s, err := tx.PrepareContext(b.ctx, multiRow(b.queries[p.stmt], rowsPerInsert))
+					if err != nil {
+						return err
+					}
+					multi[p.stmt] = s
+				}
+				args = args[:0]
+				for k := i; k < i+rowsPerInsert; k++ {
+					args = append(args, rows[k].args...)
+				}
+				if _, err := multi[p.stmt].ExecContext(b.ctx, args...); err != nil {
+					if sqliteCode(err) == sqliteConstraint {
+						return errByRow
+					}
+					return fmt.Errorf("%w (rows %d to %d of the batch)", b.errf[p.stmt](p, err), p.n, rows[i+rowsPerInsert-1].n)
+				}
+				i += rowsPerInsert - 1
+				continue
+			}
 			if stmts[p.stmt] == nil {
 				s, err := tx.PrepareContext(b.ctx, b.queries[p.stmt])
 				if err != nil {
@@ -481,6 +525,42 @@ func (b *writeBatch) write(rows []pendingRow, final func(tx *sql.Tx) error) erro
 	})
 }
 
+// rowsPerInsert is how many rows of one statement write inserts with one
+// multi-row INSERT OR FAIL (… VALUES (…), (…), …): SQLite's work per
+// statement (a cursor opened and closed on each of the table's B-trees) and
+// database/sql's per call are then paid once per rowsPerInsert rows. 32
+// rows of the widest statement bind 448 parameters, far below SQLite's
+// limit of 32,766.
+const rowsPerInsert = 32
+
+// multiRow turns q, an INSERT INTO … VALUES (…), into the INSERT OR FAIL
+// of k rows.
+func multiRow(q string, k int) string {
+	i := strings.LastIndex(q, "VALUES") + len("VALUES")
+	tuple := strings.TrimSpace(q[i:])
+	var sb strings.Builder
+	sb.Grow(i + k*(len(tuple)+2))
+	sb.WriteString(strings.Replace(q[:i], "INSERT INTO", "INSERT OR FAIL INTO", 1))
+	for j := range k {
+		if j > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte(' ')
+		sb.WriteString(tuple)
+	}
+	return sb.String()
+}
+
+// sameStmt reports whether rows all use one statement.
+func sameStmt(rows []pendingRow) bool {
+	for i := range rows {
+		if rows[i].stmt != rows[0].stmt {
+			return false
+		}
+	}
+	return true
+}
+
 // rollbackTarget is a writer's Rollback: it deletes what its batches
 // committed and the row, with a context that is not cancelled (a cancelled
 // import must still clean up), then releases the lock. When the deletes
@@ -498,6 +578,10 @@ func isBusy(err error) bool { return sqliteCode(err) == 5 }
 
 // sqliteCode is the primary result code (extended code & 0xff) of a SQLite
 // error in err's chain, or -1 when there is none.
+// sqliteConstraint is SQLITE_CONSTRAINT, the primary result code of a
+// failed UNIQUE, CHECK, NOT NULL or foreign key constraint.
+const sqliteConstraint = 19
+
 func sqliteCode(err error) int {
 	var se interface{ Code() int }
 	if errors.As(err, &se) {

@@ -9,6 +9,9 @@
 // trace -pprof=sync trace.out` then shows who waited on whom (the judge's
 // workers on the store's writer, say).
 //
+// -exec SQL, with -db, runs SQL on the new store before the run, to measure
+// what a schema change would save (DROP INDEX verdict_by_session, say).
+//
 // With -db it runs `evident judge --db` instead (runstore.JudgeToStoreWith
 // into a fresh store file: import, judge, search index, summary), to see
 // where the store's writes go; -out and -heapprofile are then unused.
@@ -21,6 +24,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -34,7 +38,12 @@ import (
 	"evident/persona/ingest"
 	"evident/runstore"
 	"evident/store"
+
+	_ "modernc.org/sqlite"
 )
+
+// execSQL is -exec.
+var execSQL string
 
 func main() {
 	turns := flag.String("turns", "", "chat_turn table")
@@ -46,6 +55,7 @@ func main() {
 	heap := flag.String("heapprofile", "", "write a heap profile here at the start of pass 2")
 	dbPath := flag.String("db", "", "judge into this new store file (evident judge --db)")
 	tracePath := flag.String("trace", "", "write an execution trace here")
+	flag.StringVar(&execSQL, "exec", "", "with -db: SQL run on the new store before the run (an experiment: drop an index, say)")
 	flag.Parse()
 	if *tracePath != "" {
 		f, err := os.Create(*tracePath)
@@ -122,6 +132,17 @@ func runDB(turnsPath, cardsPath, lexiconPath, dbPath string, workers int, cpuPat
 		return err
 	}
 	defer db.Close()
+	if execSQL != "" {
+		raw, err := sql.Open("sqlite", dbPath)
+		if err != nil {
+			return err
+		}
+		_, err = raw.Exec(execSQL)
+		raw.Close()
+		if err != nil {
+			return fmt.Errorf("-exec: %w", err)
+		}
+	}
 	stop, err := startCPUProfile(cpuPath)
 	if err != nil {
 		return err
