@@ -66,11 +66,19 @@ type CheckResult struct {
 // about (nil when the record names an unknown turn), that turn's accepted
 // input position, the history for the recall rule, and a lookup of other turns
 // by turn_id (for evidence citing the recall source turn; may be nil).
+//
+// Findings, when not nil, are the rule findings of Turn at Pos with History
+// as this judge computed them (Judge.JudgeFindings): Check compares the
+// record with them instead of computing them again. They are a function of
+// the turn, its position, the history and the judge's cards and lexicon, so
+// the outcome is the same; nil (a record from another system, a file being
+// checked) makes Check compute them.
 type Context struct {
 	Turn     *Turn
 	Pos      int
 	History  History
 	TurnByID func(id string) (*Turn, bool)
+	Findings *Findings
 }
 
 // Check runs the ten automatic checks on record r (ours or another system's)
@@ -137,7 +145,12 @@ func (j *Judge) Check(r *Record, cx Context) [10]CheckResult {
 	if t.SessionID != r.SessionID || t.CharacterID != r.CharacterID || t.ModelID != r.ModelID {
 		fail(CheckRequired, "session_id/character_id/model_id differ from turn %q in the log", t.TurnID)
 	}
-	f := j.find(t, cx.Pos, c, cx.History)
+	var f Findings
+	if cx.Findings != nil {
+		f = *cx.Findings
+	} else {
+		f = j.find(t, cx.Pos, c, cx.History)
+	}
 	label := func(id CheckID, v Verdict) {
 		if (r.Verdict == v) != (f.Verdict == v) {
 			fail(id, "verdict is %q but the rules give %q", r.Verdict, f.Verdict)

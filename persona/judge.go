@@ -225,6 +225,18 @@ func (j *Judge) Judge(t *Turn, pos int, h History) (Record, error) {
 	return j.record(t, c, &f), nil
 }
 
+// JudgeFindings is Judge that also returns the findings the record was
+// written from, for Context.Findings (so that Check need not compute them
+// again). The error is as for Judge.
+func (j *Judge) JudgeFindings(t *Turn, pos int, h History) (Record, Findings, error) {
+	c, ok := j.cards[t.CharacterID]
+	if !ok {
+		return Record{}, Findings{}, fmt.Errorf("%w %q", ErrUnknownCharacter, t.CharacterID)
+	}
+	f := j.find(t, pos, c, h)
+	return j.record(t, c, &f), f, nil
+}
+
 // Findings returns the rule findings for t, as Judge computes them; for
 // checks and tests. The error is as for Judge.
 func (j *Judge) Findings(t *Turn, pos int, h History) (Findings, error) {

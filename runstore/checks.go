@@ -75,6 +75,16 @@ func (c *checker) Summarize(ctx context.Context, rec *persona.Record, cx persona
 	return s
 }
 
+// Inline implements batch.Inline: the checks never wait, so they run in
+// the worker unless inner (a model) may.
+func (c *checker) Inline() bool {
+	if c.inner == nil {
+		return true
+	}
+	in, ok := c.inner.(batch.Inline)
+	return ok && in.Inline()
+}
+
 // Counted passes the turn count on to inner when it wants it.
 func (c *checker) Counted(n int) {
 	if k, ok := c.inner.(batch.Counter); ok {

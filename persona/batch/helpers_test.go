@@ -35,6 +35,7 @@ type Config struct {
 	Record               func(rec *persona.Record, t *persona.Turn) error
 	Summarize            func(ctx context.Context, rec *persona.Record, cx persona.Context) Summary
 	SummarizeConcurrency int
+	SummarizeInline      bool // Summarize is an Inline summarizer
 	Summarized           func(rec *persona.Record, t *persona.Turn, s Summary) error
 	TempDir              string
 	runSize              int
@@ -59,6 +60,9 @@ func Judge(ctx context.Context, turns Input, cfg Config) (persona.Tally, error) 
 		SummarizeConcurrency: cfg.SummarizeConcurrency, runSize: cfg.runSize}
 	if cfg.Summarize != nil {
 		r.Summarizer = SummarizerFunc(cfg.Summarize)
+		if cfg.SummarizeInline {
+			r.Summarizer = inlineSummarizer{SummarizerFunc(cfg.Summarize)}
+		}
 	}
 	s := testSink{counted: cfg.Counted}
 	if cfg.Out != nil {
@@ -95,3 +99,8 @@ func FileInput(path string) (Input, error) {
 func bytesInput(name string, f ingest.Format, b []byte) Input {
 	return ingest.NewTable(name, f, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
 }
+
+// inlineSummarizer is a SummarizerFunc that says it is Inline.
+type inlineSummarizer struct{ SummarizerFunc }
+
+func (inlineSummarizer) Inline() bool { return true }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -161,5 +162,57 @@ func TestSummarizeGuard(t *testing.T) {
 	want := []Summary{{Source: SummaryRule, RejectedBy: "summarizer changed a rule field"}, {Source: SummaryRule, RejectedBy: "check 9"}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("outcomes %+v, want %+v", got, want)
+	}
+}
+
+// An Inline summarizer is called in the worker, one record after another:
+// with one worker no two calls overlap and they come in input order, and
+// the output is what the concurrent path gives.
+func TestInlineSummarizerRunsInTheWorker(t *testing.T) {
+	var b bytes.Buffer
+	n := 3*chunkSize + 17
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `{"turn_id":"T%d","session_id":"S%d","character_id":"C1","model_id":"m","reply_text":"응.","named_entities":[]}`+"\n", i, i%5)
+	}
+	j := testJudge(t)
+	run := func(inline bool) (out string, peak int, inOrder bool) {
+		var mu sync.Mutex
+		inflight, last := 0, -1
+		inOrder = true
+		hook := func(ctx context.Context, rec *persona.Record, cx persona.Context) Summary {
+			mu.Lock()
+			inflight++
+			peak = max(peak, inflight)
+			if cx.Pos <= last {
+				inOrder = false
+			}
+			last = cx.Pos
+			mu.Unlock()
+			runtime.Gosched() // let another call start, if one may
+			mu.Lock()
+			inflight--
+			mu.Unlock()
+			rec.Summary = "모델 요약 " + rec.TurnID + "입니다."
+			return Summary{Source: SummaryModel}
+		}
+		var w bytes.Buffer
+		tally, err := Judge(context.Background(), bytesInput("t.jsonl", ingest.JSONL, b.Bytes()), Config{
+			Judge: j, Out: &w, Workers: 1, Summarize: hook, SummarizeInline: inline, SummarizeConcurrency: 8,
+		})
+		if err != nil || tally.Judged != n {
+			t.Fatalf("inline %v: %v, %v", inline, tally, err)
+		}
+		return w.String(), peak, inOrder
+	}
+	inline, peak, inOrder := run(true)
+	if peak != 1 || !inOrder {
+		t.Errorf("inline: %d calls overlapped (in input order: %v), want 1 at a time in order", peak, inOrder)
+	}
+	concurrent, _, _ := run(false)
+	if inline != concurrent {
+		t.Error("inline and concurrent summaries give different records")
+	}
+	if want := fmt.Sprintf("모델 요약 T%d입니다.", n-1); !strings.Contains(inline, want) {
+		t.Errorf("the last record's summary %q is missing", want)
 	}
 }
