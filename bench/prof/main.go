@@ -2,12 +2,15 @@
 // speech profile) with profiling, to see where an end-to-end run spends its
 // time and memory:
 //
-//	go run ./bench/prof -turns T -cards C -lexicon L [-out F] [-workers N] \
+//	go run ./bench/prof -turns T -cards C -lexicon L [-out F] [-workers N] [-index] [-exec SQL] \
 //		[-cpuprofile cpu.out] [-heapprofile heap.out] [-trace trace.out] [-db store.db]
 //
 // -trace writes an execution trace (runtime/trace) of the run: `go tool
 // trace -pprof=sync trace.out` then shows who waited on whom (the judge's
 // workers on the store's writer, say).
+//
+// -index, with -db, then writes the run's search index as judge --db does
+// (store.IndexRunText), and -cpuprofile covers that step alone.
 //
 // -exec SQL, with -db, runs SQL on the new store before the run, to measure
 // what a schema change would save (DROP INDEX verdict_by_session, say).
@@ -42,8 +45,11 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// execSQL is -exec.
-var execSQL string
+// execSQL is -exec; indexToo is -index.
+var (
+	execSQL  string
+	indexToo bool
+)
 
 func main() {
 	turns := flag.String("turns", "", "chat_turn table")
@@ -55,6 +61,7 @@ func main() {
 	heap := flag.String("heapprofile", "", "write a heap profile here at the start of pass 2")
 	dbPath := flag.String("db", "", "judge into this new store file (evident judge --db)")
 	tracePath := flag.String("trace", "", "write an execution trace here")
+	flag.BoolVar(&indexToo, "index", false, "with -db: write the run's search index after the run (store.IndexRunText), as judge --db does; -cpuprofile then covers only that")
 	flag.StringVar(&execSQL, "exec", "", "with -db: SQL run on the new store before the run (an experiment: drop an index, say)")
 	flag.Parse()
 	if *tracePath != "" {
@@ -143,7 +150,11 @@ func runDB(turnsPath, cardsPath, lexiconPath, dbPath string, workers int, cpuPat
 			return fmt.Errorf("-exec: %w", err)
 		}
 	}
-	stop, err := startCPUProfile(cpuPath)
+	profile := cpuPath
+	if indexToo {
+		profile = ""
+	}
+	stop, err := startCPUProfile(profile)
 	if err != nil {
 		return err
 	}
@@ -154,6 +165,19 @@ func runDB(turnsPath, cardsPath, lexiconPath, dbPath string, workers int, cpuPat
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "run %d: %v in %.1f s\n", id, tally, time.Since(start).Seconds())
+	if !indexToo {
+		return nil
+	}
+	stopIndex, err := startCPUProfile(cpuPath)
+	if err != nil {
+		return err
+	}
+	defer stopIndex()
+	start = time.Now()
+	if err := db.IndexRunText(ctx, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "search index of run %d written in %.1f s\n", id, time.Since(start).Seconds())
 	return nil
 }
 
