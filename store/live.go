@@ -567,15 +567,21 @@ func (q *liveQueue) catchUpWAL(ctx context.Context) {
 //     than SQLite's default 2 MiB holds, which made it spill pages to the
 //     WAL mid-transaction and read them back);
 //   - automatic checkpoints off ("Checkpoints" above), on while the
-//     checkpointer asks for them (ckpt.inline).
+//     checkpointer asks for them (ckpt.inline);
+//   - foreign key checks off: every row a live group writes references
+//     the live run of its dataset (live_turn, verdict, live_run) or that
+//     dataset, and liveRun creates a live run only for a complete dataset,
+//     which it checks; neither is ever deleted (only incomplete datasets
+//     and runs are: deleteTarget). The checks were a B-tree seek a row,
+//     and made each multi-row verdict INSERT keep a statement journal.
 //
 // One connection for every group of a busy period keeps its page cache
 // valid (SQLite empties a connection's cache when another connection
 // committed since its last transaction: with each group on another pooled
 // connection, every group read its index pages again). Given back, the
 // connection's temp_store and wal_autocheckpoint are SQLite's defaults
-// again (the screen's queries sort in temporary files as before); its
-// larger cache stays. A connection whose setting cannot be restored is
+// again (the screen's queries sort in temporary files as before) and its
+// foreign key checks on; its larger cache stays. A connection whose setting cannot be restored is
 // closed, not reused. Only the queue's current writer calls liveInTx,
 // takes or gives back q.conn.
 func (db *DB) liveInTx(ctx context.Context, q *liveQueue, fn func(*sql.Tx) error) error {
@@ -633,8 +639,8 @@ const liveCacheKiB = 16 << 10
 // livePragmasAfter set back what the screen's queries and other writers on
 // the connection expect (1,000: SQLite's default automatic checkpoint).
 var (
-	livePragmas      = fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d", liveCacheKiB)
-	livePragmasAfter = "PRAGMA temp_store = DEFAULT; PRAGMA wal_autocheckpoint = 1000"
+	livePragmas      = fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d; PRAGMA foreign_keys = OFF", liveCacheKiB)
+	livePragmasAfter = "PRAGMA temp_store = DEFAULT; PRAGMA wal_autocheckpoint = 1000; PRAGMA foreign_keys = ON"
 )
 
 // liveGroup is one group's transaction and what its calls share.
@@ -805,9 +811,21 @@ type liveKeyNow struct {
 	err error // ErrNotFound wrapped
 }
 
+// liveVerdictSQL inserts one live verdict row. A call's rows go in
+// rowsPerInsert at a time (multiRow; see writeBatch.write): a row that fails
+// fails its call, whose rows the group's rollback or the call's savepoint
+// undoes (liveGroup.write), so INSERT OR FAIL keeping the rows before it
+// changes nothing.
+const liveVerdictCols = 11 // its parameters
+
+const liveVerdictSQL = `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
+    model_id, prompt_id, verdict, summary, reply_text, record, summary_source)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT), 'rule')`
+
 // liveStmts are a group transaction's statements.
 type liveStmts struct {
 	getTurn, getState, putTurn, putVerdict     *sql.Stmt
+	putVerdicts                                *sql.Stmt // rowsPerInsert verdict rows (multiRow)
 	savepoint, rollbackTo, release             *sql.Stmt
 	getLiveRun, getTally, putSession, putTally *sql.Stmt
 	judgeKey                                   *sql.Stmt
@@ -833,7 +851,8 @@ func liveStatements(ctx context.Context, db *DB) (*liveStmts, error) {
 func (st *liveStmts) in(ctx context.Context, tx *sql.Tx) *liveStmts {
 	return &liveStmts{getTurn: tx.StmtContext(ctx, st.getTurn), getState: tx.StmtContext(ctx, st.getState),
 		putTurn: tx.StmtContext(ctx, st.putTurn), putVerdict: tx.StmtContext(ctx, st.putVerdict),
-		savepoint: tx.StmtContext(ctx, st.savepoint), rollbackTo: tx.StmtContext(ctx, st.rollbackTo),
+		putVerdicts: tx.StmtContext(ctx, st.putVerdicts),
+		savepoint:   tx.StmtContext(ctx, st.savepoint), rollbackTo: tx.StmtContext(ctx, st.rollbackTo),
 		release: tx.StmtContext(ctx, st.release), getLiveRun: tx.StmtContext(ctx, st.getLiveRun),
 		getTally: tx.StmtContext(ctx, st.getTally), putSession: tx.StmtContext(ctx, st.putSession),
 		putTally: tx.StmtContext(ctx, st.putTally), judgeKey: tx.StmtContext(ctx, st.judgeKey)}
@@ -872,9 +891,8 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 		// insert); the call's savepoint undoes it when the call fails.
 		{&st.putTurn, `INSERT INTO live_turn (turn_id, session_id, dataset_id, run_id, seq, digest, arrived_at)
     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO NOTHING`},
-		{&st.putVerdict, `INSERT INTO verdict (run_id, seq, turn_id, session_id, character_id,
-    model_id, prompt_id, verdict, summary, reply_text, record, summary_source)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT), 'rule')`},
+		{&st.putVerdict, liveVerdictSQL},
+		{&st.putVerdicts, multiRow(liveVerdictSQL, rowsPerInsert)},
 	} {
 		var err error
 		if *x.dst, err = tx.PrepareContext(ctx, x.q); err != nil {
@@ -886,7 +904,7 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 }
 
 func (st *liveStmts) close() {
-	for _, s := range []*sql.Stmt{st.getTurn, st.getState, st.putTurn, st.putVerdict, st.savepoint, st.rollbackTo,
+	for _, s := range []*sql.Stmt{st.getTurn, st.getState, st.putTurn, st.putVerdict, st.putVerdicts, st.savepoint, st.rollbackTo,
 		st.release, st.getLiveRun, st.getTally, st.putSession, st.putTally, st.judgeKey} {
 		if s != nil {
 			s.Close()
@@ -1067,18 +1085,29 @@ func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, 
 	}
 	p.close()
 	delta := map[persona.Verdict]int{}
+	var args []any // verdict rows not yet inserted, liveVerdictCols each
+	first0 := 0    // the newRows index of the first of them
 	for k, i := range newRows {
 		j := p.recv()
 		if j.err != nil {
 			return nil, 0, nil, j.err
 		}
 		r, t := &j.rec, c.turns[i].Turn
-		if _, err := st.putVerdict.ExecContext(ctx, tally.runID, tally.seq+int64(k), r.TurnID, r.SessionID, r.CharacterID, r.ModelID, t.PromptID,
-			string(r.Verdict), r.Summary, nullString(t.ReplyText), j.jsb); err != nil {
-			return nil, 0, nil, fmt.Errorf("store: live verdict %q: %w", t.TurnID, err)
+		args = append(args, tally.runID, tally.seq+int64(k), r.TurnID, r.SessionID, r.CharacterID, r.ModelID, t.PromptID,
+			string(r.Verdict), r.Summary, nullString(t.ReplyText), j.jsb)
+		if len(args) == rowsPerInsert*liveVerdictCols {
+			if _, err := st.putVerdicts.ExecContext(ctx, args...); err != nil {
+				return nil, 0, nil, fmt.Errorf("store: live verdicts of turns %q to %q: %w", c.turns[newRows[first0]].Turn.TurnID, t.TurnID, err)
+			}
+			args, first0 = args[:0], k+1
 		}
 		delta[r.Verdict]++
 		out[i] = LiveResult{Record: j.jsb}
+	}
+	for k := 0; k < len(args); k += liveVerdictCols {
+		if _, err := st.putVerdict.ExecContext(ctx, args[k:k+liveVerdictCols]...); err != nil {
+			return nil, 0, nil, fmt.Errorf("store: live verdict %q: %w", args[k+2], err)
+		}
 	}
 	if conflict != nil {
 		return nil, 0, nil, conflict
@@ -1251,6 +1280,15 @@ func liveRun(ctx context.Context, tx *sql.Tx, st *liveStmts, db *DB, datasetID i
 	bv, err := json.Marshal(zero)
 	if err != nil {
 		return 0, err
+	}
+	// The live connection does not check foreign keys (liveInTx): the
+	// dataset must be checked here, once per live run.
+	var complete int
+	switch err := tx.QueryRowContext(ctx, "SELECT complete FROM dataset WHERE id = ?", datasetID).Scan(&complete); {
+	case errors.Is(err, sql.ErrNoRows) || err == nil && complete != 1:
+		return 0, fmt.Errorf("store: live run for dataset %d: %w", datasetID, ErrNotFound)
+	case err != nil:
+		return 0, fmt.Errorf("store: live run for dataset %d: %w", datasetID, err)
 	}
 	now := db.stamp()
 	res, err := tx.ExecContext(ctx, `INSERT INTO run (dataset_id, started_at, finished_at, profile, endings, fingerprints, prompt_version, by_verdict)

@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// The live writer's connection does not check foreign keys (liveInTx), so
+// liveRun checks the dataset itself: a live call for a dataset that does
+// not exist, or whose import has not committed, fails with ErrNotFound and
+// stores nothing.
+func TestALiveCallNeedsACompleteDataset(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openFile(t)
+	liveDataset(t, db)
+	j := liveJudge(t)
+	im, err := db.BeginImport(ctx, "importing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback()
+	for _, ds := range []int64{999, im.ID()} {
+		_, _, err := tryLive(db, ds, j, liveTurn(fmt.Sprintf("T%d", ds), "", false, "응", "그래."))
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("dataset %d: %v, want ErrNotFound", ds, err)
+		}
+	}
+	if n := count(t, db, "run") + count(t, db, "live_run") + count(t, db, "live_turn") + count(t, db, "verdict"); n != 0 {
+		t.Fatalf("%d run, live_run, live_turn and verdict rows stored, want 0", n)
+	}
+}
+
+// A call's verdict rows go in rowsPerInsert at a time: a call of 70 turns
+// (two groups of 32 and 6 rows one at a time) stores 70 rows in order, each
+// the record the call answered; and the connection given back to the pool
+// checks foreign keys again.
+func TestALargeLiveCallIsStoredRowForRow(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openFile(t)
+	ds := liveDataset(t, db)
+	j := liveJudge(t)
+	var turns []LiveTurn
+	for i := range 70 {
+		turns = append(turns, liveTurn(fmt.Sprintf("T%02d", i), "", false, "응", fmt.Sprintf("%d번째 대답이야.", i)))
+	}
+	res, run := judgeLive(t, db, ds, j, turns...)
+	rows, err := db.sql.Query("SELECT seq, turn_id, record FROM verdict WHERE run_id = ? ORDER BY seq", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var seq int
+		var id, rec string
+		if err := rows.Scan(&seq, &id, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if seq != n || id != turns[n].Turn.TurnID || rec != string(res[n].Record) {
+			t.Fatalf("row %d: seq %d, turn %s, record %s; want seq %d, %s, %s", n, seq, id, rec, n, turns[n].Turn.TurnID, res[n].Record)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil || n != 70 {
+		t.Fatalf("%d verdict rows (%v), want 70", n, err)
+	}
+	if got := recordOf(t, res[69].Record); got.TurnID != "T69" || got.SessionID != "S1" {
+		t.Fatalf("last record %+v", got)
+	}
+
+	// The call returned with the queue idle: its connection is back in the
+	// pool. Hold every idle connection at once and ask each.
+	db.wmu.Lock()
+	held := liveQueueOf(db).conn
+	db.wmu.Unlock()
+	if held != nil {
+		t.Fatal("the live queue still holds its connection after the call")
+	}
+	var conns []*sql.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range db.sql.Stats().Idle + 1 {
+		c, err := db.sql.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		var on int
+		if err := c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&on); err != nil || on != 1 {
+			t.Fatalf("connection %d of the pool: foreign_keys %d (%v), want 1", len(conns), on, err)
+		}
+	}
+}
