@@ -849,13 +849,15 @@ func liveStatements(ctx context.Context, db *DB) (*liveStmts, error) {
 
 // in returns st's statements bound to tx (closed with it).
 func (st *liveStmts) in(ctx context.Context, tx *sql.Tx) *liveStmts {
-	return &liveStmts{getTurn: tx.StmtContext(ctx, st.getTurn), getState: tx.StmtContext(ctx, st.getState),
+	return &liveStmts{
+		getTurn: tx.StmtContext(ctx, st.getTurn), getState: tx.StmtContext(ctx, st.getState),
 		putTurn: tx.StmtContext(ctx, st.putTurn), putVerdict: tx.StmtContext(ctx, st.putVerdict),
-		putVerdicts: tx.StmtContext(ctx, st.putVerdicts),
-		savepoint:   tx.StmtContext(ctx, st.savepoint), rollbackTo: tx.StmtContext(ctx, st.rollbackTo),
-		release: tx.StmtContext(ctx, st.release), getLiveRun: tx.StmtContext(ctx, st.getLiveRun),
-		getTally: tx.StmtContext(ctx, st.getTally), putSession: tx.StmtContext(ctx, st.putSession),
-		putTally: tx.StmtContext(ctx, st.putTally), judgeKey: tx.StmtContext(ctx, st.judgeKey)}
+		putVerdicts: tx.StmtContext(ctx, st.putVerdicts), savepoint: tx.StmtContext(ctx, st.savepoint),
+		rollbackTo: tx.StmtContext(ctx, st.rollbackTo), release: tx.StmtContext(ctx, st.release),
+		getLiveRun: tx.StmtContext(ctx, st.getLiveRun), getTally: tx.StmtContext(ctx, st.getTally),
+		putSession: tx.StmtContext(ctx, st.putSession), putTally: tx.StmtContext(ctx, st.putTally),
+		judgeKey: tx.StmtContext(ctx, st.judgeKey),
+	}
 }
 
 // preparer is a *sql.DB or a *sql.Tx.
