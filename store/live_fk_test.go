@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
@@ -38,7 +37,6 @@ func TestALiveCallNeedsACompleteDataset(t *testing.T) {
 // the record the call answered; and the connection given back to the pool
 // checks foreign keys again.
 func TestALargeLiveCallIsStoredRowForRow(t *testing.T) {
-	ctx := context.Background()
 	db, _ := openFile(t)
 	ds := liveDataset(t, db)
 	j := liveJudge(t)
@@ -79,21 +77,9 @@ func TestALargeLiveCallIsStoredRowForRow(t *testing.T) {
 	if held != nil {
 		t.Fatal("the live queue still holds its connection after the call")
 	}
-	var conns []*sql.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range db.sql.Stats().Idle + 1 {
-		c, err := db.sql.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-		var on int
-		if err := c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&on); err != nil || on != 1 {
-			t.Fatalf("connection %d of the pool: foreign_keys %d (%v), want 1", len(conns), on, err)
+	for i, st := range poolSettings(t, db) {
+		if st != [2]int{1000, 1} {
+			t.Fatalf("pool connection %d: wal_autocheckpoint %d, foreign_keys %d; want 1000 and on", i, st[0], st[1])
 		}
 	}
 }

