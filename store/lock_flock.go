@@ -26,3 +26,14 @@ func lockFile(f *os.File) (ok bool, err error) {
 	}
 	return err == nil, err
 }
+
+// shareFile takes a shared flock(2) on f, waiting while an exclusive one
+// is held (yieldToWaiters holds one only for an instant).
+func shareFile(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}

@@ -11,3 +11,6 @@ const flockWorks = false
 // flock): every writer counts as alive, so a dead writer's invisible rows
 // are never reclaimed here (package doc, "Transactions and safety").
 func lockFile(*os.File) (ok bool, err error) { return false, nil }
+
+// shareFile does nothing here (no flock): announceWait is then a no-op.
+func shareFile(*os.File) error { return nil }

@@ -103,6 +103,10 @@ type DB struct {
 	live   map[string]bool
 
 	onBusyRetry func(n int) // tests: called before retry n of inTxRetry
+	// tests: onYield is called each time yieldToWaiters finds a write
+	// waiting; yieldBound replaces yieldMax.
+	onYield    func()
+	yieldBound *time.Duration
 
 	// textCounts keeps the counts of the last text searches (summary.go).
 	textCounts textCountCache
@@ -506,7 +510,9 @@ const (
 // safe to run again: a failed try was rolled back whole.
 func (db *DB) inTxRetry(ctx context.Context, fn func(*sql.Tx) error) error {
 	for n := 0; ; n++ {
+		done := db.announceWait() // an import lets this write in between two batches (waitlock.go)
 		err := db.inTx(ctx, fn)
+		done()
 		if !isBusy(err) || n == busyRetries {
 			return err
 		}

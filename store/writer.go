@@ -448,6 +448,9 @@ func (b *writeBatch) write(rows []pendingRow, final func(tx *sql.Tx) error) erro
 	if errors.Is(err, errByRow) {
 		err = b.writeTx(rows, final, false)
 	}
+	if err == nil && final == nil {
+		b.db.yieldToWaiters(b.ctx) // a decision waiting goes before the next batch (waitlock.go)
+	}
 	return err
 }
 

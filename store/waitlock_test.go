@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A small write that waits for SQLite's lock (announceWait) holds a bulk
+// writer back between two batches (yieldToWaiters) until it is done, and
+// only then; the store's two handles stand for two processes.
+func TestABulkWriterLetsAWaitingWriteIn(t *testing.T) {
+	if !flockWorks {
+		t.Skip("no flock on this system: writers wait as before")
+	}
+	ctx := context.Background()
+	never := time.Hour // the test ends a yield by state, never by its bound
+
+	t.Run("with nobody waiting it goes on at once", func(t *testing.T) {
+		db, _ := openFile(t)
+		db.yieldBound = &never
+		if db.yieldToWaiters(ctx) {
+			t.Fatal("yielded with nobody waiting")
+		}
+	})
+
+	t.Run("a waiting write holds it until the write is done", func(t *testing.T) {
+		db, path := openFile(t)
+		db.yieldBound = &never
+		other, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		done := other.announceWait()
+		found := make(chan struct{})
+		var once sync.Once
+		db.onYield = func() { once.Do(func() { close(found) }) }
+		res := make(chan bool, 1)
+		go func() { res <- db.yieldToWaiters(ctx) }()
+		<-found // it saw the waiting write
+		select {
+		case y := <-res:
+			t.Fatalf("yieldToWaiters returned %v while the write still waits", y)
+		default:
+		}
+		done()
+		if y := <-res; !y {
+			t.Fatal("yieldToWaiters says nobody waited")
+		}
+	})
+
+	t.Run("a write that stays holds it back at most the bound", func(t *testing.T) {
+		db, path := openFile(t)
+		zero := time.Duration(0)
+		db.yieldBound = &zero
+		other, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		done := other.announceWait()
+		defer done()
+		if !db.yieldToWaiters(ctx) {
+			t.Fatal("yieldToWaiters says nobody waited")
+		}
+	})
+
+	t.Run("an import waits after a batch for a decision that waits", func(t *testing.T) {
+		db, path := openFile(t)
+		db.batchRows = 2
+		db.yieldBound = &never
+		other, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		found := make(chan struct{})
+		var once sync.Once
+		db.onYield = func() { once.Do(func() { close(found) }) }
+		im, err := db.BeginImport(ctx, "yield")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer im.Rollback()
+		done := other.announceWait()
+		turns, _ := synthSet(2)
+		for i := range turns {
+			if err := im.AddTurn(&turns[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		<-found // the batch committed, and its writer waits
+		if n := count(t, db, "chat_turn"); n != 2 {
+			t.Fatalf("%d rows committed before the yield, want the batch's 2", n)
+		}
+		// The decision gets the lock the import left free.
+		if _, err := other.Decide(ctx, Decision{Queue: QueueForbidden, Key: "k", Value: "v", Who: "me"}); err != nil {
+			t.Fatal(err)
+		}
+		done()
+		im.b.settle()
+		if err := im.b.settled.err; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
