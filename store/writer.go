@@ -442,7 +442,8 @@ func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
 // statement's journal held a copy of every page it changed, 16 KiB each,
 // spilled to a file). Such a failure rolls the whole transaction back and
 // the batch is written again one row at a time, so that its error names the
-// row.
+// row. After a batch that is not the last, writes that wait for the write
+// lock go first (yieldToWaiters).
 func (b *writeBatch) write(rows []pendingRow, final func(tx *sql.Tx) error) error {
 	err := b.writeTx(rows, final, b.then == nil)
 	if errors.Is(err, errByRow) {
