@@ -61,6 +61,12 @@
 #      met in one run of three; unchanged by this pass, back to back (one
 #      call is one group either way); the writer's inserts are the bound.
 #   3. 55,100-106,400 turns/s, 14-17 µs CPU a turn in the timed part.
+# Later (2026-12-01 18:54, load 1.6-2.1, three runs), after a call's verdict
+# rows went in 32 at a time with the live connection's foreign key checks
+# off: 1. p50 3.6-4.3 ms, p99 12.4-15.9 ms, 9,751-11,778 turns/s; 1b. p99
+# 3.2-3.7 ms at 1,000 turns/s, 4.2-5.9 at 2,000, 9.2-12.9 at 4,000; 2.
+# 28,800-31,100 turns/s (48-51 µs CPU a turn): the target met in every run;
+# 3. 121,000-128,000 turns/s.
 # What this pass changed (store/live.go, web/api.go): a group of concurrent
 # calls is written without a savepoint a call (each copied every page it
 # changed into the sub-journal: a quarter of the SQLite time with 16 KiB
