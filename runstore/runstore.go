@@ -400,7 +400,8 @@ type Result struct {
 // Import followed by JudgeDataset (tested): the run is the judgement of
 // what the store holds. Errors are Import's (nothing stored) until the
 // dataset commits; a run that then fails to commit leaves the dataset
-// without a run ("dataset N was imported but not judged").
+// without a run (*NotJudgedError: "dataset N was imported but not
+// judged").
 func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error) {
 	p := o.Profile
 	if p == nil {
@@ -451,7 +452,7 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 	tally.Rejected += st.tableRejects
 	info, err := commitImportedRun(ctx, db, id, w, turnsSum, tally)
 	if err != nil {
-		return Result{Imported: out.Imported}, fmt.Errorf("dataset %d was imported but not judged: %w", id, err)
+		return Result{Imported: out.Imported}, &NotJudgedError{DatasetID: id, Err: err}
 	}
 	out.Run = info
 	if _, err := summarize(ctx, db, info, &sink.tally.sc); err != nil {
@@ -462,6 +463,20 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 	}
 	return out, nil
 }
+
+// NotJudgedError is Run's error when the dataset committed and its run
+// then did not (the run's commit failed, or the context ended between the
+// two commits): the store keeps dataset DatasetID, complete, without a run.
+type NotJudgedError struct {
+	DatasetID int64
+	Err       error
+}
+
+func (e *NotJudgedError) Error() string {
+	return fmt.Sprintf("dataset %d was imported but not judged: %v", e.DatasetID, e.Err)
+}
+
+func (e *NotJudgedError) Unwrap() error { return e.Err }
 
 // commitImportedRun sets the fingerprints of the stored tables on a run
 // judged while dataset id was imported and commits it.

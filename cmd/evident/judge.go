@@ -178,10 +178,11 @@ func judgeToStore(ctx context.Context, cmd *cli.Command, turns, cards, lexicon i
 			o.PromptVersion = summarize.PromptVersion
 		}
 	}
-	id, tally, err := runstore.JudgeToStoreWith(ctx, db, runstore.Tables{Turns: turns, Cards: cards, Lexicon: lexicon}, o)
-	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("%w (nothing was stored: the run and its dataset were rolled back)", err)
+	res, err := runstore.Run(ctx, db, runstore.Tables{Turns: turns, Cards: cards, Lexicon: lexicon}, o)
+	if err != nil {
+		err = storedWording(ctx, err, res.DatasetID, "the run and its dataset")
 	}
+	id, tally := res.Run.ID, res.Run.Tally
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,22 @@ func applyNice(cmd *cli.Command) error {
 	return lowerPriority(int(n))
 }
 
+// storedWording says what a judge --db or import that failed left in the
+// store: when the dataset committed and its run did not
+// (runstore.NotJudgedError), that dataset; when both committed (datasetID,
+// runstore.Result's, is set: a later step failed), err says which; when it
+// was interrupted before, nothing (what, rolled back).
+func storedWording(ctx context.Context, err error, datasetID int64, what string) error {
+	var nj *runstore.NotJudgedError
+	switch {
+	case errors.As(err, &nj):
+		return fmt.Errorf("%w (dataset %d stays in the store, without a run)", err, nj.DatasetID)
+	case datasetID == 0 && ctx.Err() != nil:
+		return fmt.Errorf("%w (nothing was stored: %s were rolled back)", err, what)
+	}
+	return err
+}
+
 // indexRun writes the search index of run id, just stored (a file store
 // indexes a run after it commits: store.IndexRunText), saying so on w. An
 // interrupt leaves the rest to evident serve, which indexes what is pending
@@ -286,8 +302,8 @@ func runImport(ctx context.Context, cmd *cli.Command) (err error) {
 	if errors.As(err, &rej) {
 		return cli.Exit(fmt.Sprintf("%d rows rejected; nothing was imported (fix them, or --keep-going to store the rest)", len(rej.Rejects)), 1)
 	}
-	if err != nil && ctx.Err() != nil && res.DatasetID == 0 {
-		return fmt.Errorf("%w (nothing was stored: the dataset and its run were rolled back)", err)
+	if err != nil {
+		err = storedWording(ctx, err, res.DatasetID, "the dataset and its run")
 	}
 	if err != nil {
 		return err
