@@ -21,6 +21,7 @@ type runData struct {
 	info    store.RunInfo
 	dataset *store.DatasetInfo
 	cards   map[string]persona.Card
+	live    bool // a live run (POST /api/v1/turns): it grows, its summary is never stored
 
 	reviewMu sync.Mutex
 	review   *review // the review queues, read or computed on first use (reviewOf)
@@ -80,6 +81,9 @@ func loadHead(ctx context.Context, db *store.DB, id int64) (*runData, error) {
 		return nil, err
 	}
 	d := &runData{info: info, cards: map[string]persona.Card{}}
+	if d.live, err = db.IsLiveRun(ctx, id); err != nil {
+		return nil, err
+	}
 	if info.DatasetID != 0 {
 		ds, err := db.Dataset(ctx, info.DatasetID)
 		if err != nil {
