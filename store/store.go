@@ -429,6 +429,7 @@ func (db *DB) bulkDone() {
 	defer db.wmu.Unlock()
 	if db.bulkRefs--; db.bulkRefs == 0 {
 		db.dropBulk()
+		db.removeWaitFile()
 	}
 }
 

@@ -22,10 +22,12 @@ import (
 // waiting: when it gets it nobody is waiting and it goes on at once;
 // otherwise it tries again every yieldPoll, for at most yieldMax, while the
 // waiting writes get the free lock (yieldToWaiters). An import is slowed
-// only while someone waits, by at most yieldMax a batch. The file stays
-// beside the database (like its -wal and -shm); a memory store, a
-// read-only one and a system without flock have none, and writers there
-// wait as before.
+// only while someone waits, by at most yieldMax a batch. The bulk writer
+// creates the file; a small write only opens it, so with no import running
+// it costs nothing and leaves nothing; the last writer of a process to end
+// removes it (bulkDone), and so does reclaim when no writer's lock file is
+// left (one killed mid-import). A memory store, a read-only one and a
+// system without flock have none, and writers there wait as before.
 
 // Bounds of yieldToWaiters.
 const (
@@ -42,9 +44,9 @@ func (db *DB) announceWait() (done func()) {
 	if db.memory() || db.readOnly || !flockWorks {
 		return func() {}
 	}
-	f, err := os.OpenFile(db.waitPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(db.waitPath(), os.O_RDWR, 0)
 	if err != nil {
-		return func() {}
+		return func() {} // no bulk writer made it: none to let this write in
 	}
 	if shareFile(f) != nil {
 		f.Close()
@@ -96,4 +98,14 @@ func (db *DB) yieldMax() time.Duration {
 		return *db.yieldBound
 	}
 	return yieldMax
+}
+
+// removeWaitFile removes the wait file (bulkDone, reclaim). A write that
+// announced itself on the removed file is then not seen by a bulk writer
+// that creates a new one: it waits as it would without the file.
+func (db *DB) removeWaitFile() {
+	if db.memory() || db.readOnly || !flockWorks {
+		return
+	}
+	os.Remove(db.waitPath())
 }

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +36,7 @@ func TestABulkWriterLetsAWaitingWriteIn(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer other.Close()
+		db.yieldToWaiters(ctx) // as an import's first batch does, it makes the file
 		done := other.announceWait()
 		found := make(chan struct{})
 		var once sync.Once
@@ -60,6 +64,7 @@ func TestABulkWriterLetsAWaitingWriteIn(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer other.Close()
+		db.yieldToWaiters(ctx)
 		done := other.announceWait()
 		defer done()
 		if !db.yieldToWaiters(ctx) {
@@ -84,6 +89,7 @@ func TestABulkWriterLetsAWaitingWriteIn(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer im.Rollback()
+		db.yieldToWaiters(ctx) // the file an earlier batch made
 		done := other.announceWait()
 		turns, _ := synthSet(2)
 		for i := range turns {
@@ -103,6 +109,32 @@ func TestABulkWriterLetsAWaitingWriteIn(t *testing.T) {
 		im.b.settle()
 		if err := im.b.settled.err; err != nil {
 			t.Fatal(err)
+		}
+		if _, err := im.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(db.waitPath()); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("the wait file after the import ended: %v, want it removed", err)
+		}
+	})
+
+	t.Run("a write with no import running makes no file, and reclaim removes one a killed import left", func(t *testing.T) {
+		db, path := openFile(t)
+		if _, err := db.Decide(ctx, Decision{Queue: QueueForbidden, Key: "k", Value: "v", Who: "me"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(db.waitPath()); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("a decision with no import running: wait file %v, want none", err)
+		}
+		db.yieldToWaiters(ctx) // an import's batch made it, then its process was killed
+		db.Close()
+		again, err := Open(ctx, path) // reclaims
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer again.Close()
+		if _, err := os.Stat(again.waitPath()); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("after reopening: wait file %v, want it removed", err)
 		}
 	})
 }

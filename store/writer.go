@@ -204,7 +204,8 @@ func (db *DB) reclaim(ctx context.Context) error {
 
 // removeStaleLocks removes lock files beside the database that no writer
 // holds and whose target is complete or gone (left by a process that died
-// between its last commit and removing the file).
+// between its last commit and removing the file), and the wait file
+// (waitlock.go) when no writer's lock file is left.
 func (db *DB) removeStaleLocks(ctx context.Context) error {
 	if db.memory() {
 		return nil
@@ -217,6 +218,12 @@ func (db *DB) removeStaleLocks(ctx context.Context) error {
 	if err != nil {
 		return nil // nothing to clean that we can see
 	}
+	writers := false
+	defer func() {
+		if !writers && db.bulkRefsNow() == 0 {
+			db.removeWaitFile()
+		}
+	}()
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), base+"-")
 		if !ok || !strings.HasSuffix(rest, ".lock") {
@@ -231,19 +238,30 @@ func (db *DB) removeStaleLocks(ctx context.Context) error {
 			k := writerKinds[kind]
 			var n int
 			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+k.table+" WHERE id = ? AND "+k.incomplete, id).Scan(&n); err != nil || n > 0 {
+				writers = writers || n > 0
 				return err // an incomplete target is reclaim's business
 			}
 			l, ok, err := db.tryLock(kind, id, false)
 			if ok {
 				l.release()
+			} else {
+				writers = true // held: a writer is still ending
 			}
 			return err
 		})
 		if err != nil {
+			writers = true
 			return fmt.Errorf("reclaim: %w", err)
 		}
 	}
 	return nil
+}
+
+// bulkRefsNow is bulkRefs, read under wmu.
+func (db *DB) bulkRefsNow() int {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	return db.bulkRefs
 }
 
 // childTables returns the tables (and column) with a foreign key to table,
