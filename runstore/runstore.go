@@ -394,14 +394,13 @@ type Result struct {
 // from the cards and lexicon as they are stored, whose sink stores each
 // accepted turn in the dataset (store.Importer) and its record in the run
 // (Importer.BeginRun), with the rejects policy of Import and evident judge.
-// The dataset commits first, then the run; the run's fingerprints are those
-// of the stored tables (store.Importer.TurnsFingerprint and the stored card
-// and lexicon Sources). The result is the same dataset and the same run as
+// The dataset and the run commit in one transaction
+// (store.Importer.CommitWithRun); the run's fingerprints are those of the
+// stored tables (store.Importer.TurnsFingerprint and the stored card and
+// lexicon Sources). The result is the same dataset and the same run as
 // Import followed by JudgeDataset (tested): the run is the judgement of
-// what the store holds. Errors are Import's (nothing stored) until the
-// dataset commits; a run that then fails to commit leaves the dataset
-// without a run (*NotJudgedError: "dataset N was imported but not
-// judged").
+// what the store holds. Errors before that commit leave nothing stored;
+// after it (the summary), Result names the stored dataset and run.
 func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error) {
 	p := o.Profile
 	if p == nil {
@@ -443,17 +442,12 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 	if err := out.accepted(o, tally); err != nil {
 		return Result{}, err
 	}
-	turnsSum := im.TurnsFingerprint()
-	id, err := im.Commit()
+	tally.Rejected += st.tableRejects
+	id, info, err := im.CommitWithRun(w, tally)
 	if err != nil {
 		return Result{}, err
 	}
 	out.DatasetID, out.Turns, out.Cards, out.Lexicon = id, tally.Judged, st.cards, st.lexicon
-	tally.Rejected += st.tableRejects
-	info, err := commitImportedRun(ctx, db, id, w, turnsSum, tally)
-	if err != nil {
-		return Result{Imported: out.Imported}, &NotJudgedError{DatasetID: id, Err: err}
-	}
 	out.Run = info
 	if _, err := summarize(ctx, db, info, &sink.tally.sc); err != nil {
 		return out, fmt.Errorf("dataset %d: %w", id, errSummary(info.ID, err))
@@ -462,36 +456,6 @@ func Run(ctx context.Context, db *store.DB, t Tables, o Options) (Result, error)
 		return out, fmt.Errorf("dataset %d: %w", id, err)
 	}
 	return out, nil
-}
-
-// NotJudgedError is Run's error when the dataset committed and its run
-// then did not (the run's commit failed, or the context ended between the
-// two commits): the store keeps dataset DatasetID, complete, without a run.
-type NotJudgedError struct {
-	DatasetID int64
-	Err       error
-}
-
-func (e *NotJudgedError) Error() string {
-	return fmt.Sprintf("dataset %d was imported but not judged: %v", e.DatasetID, e.Err)
-}
-
-func (e *NotJudgedError) Unwrap() error { return e.Err }
-
-// commitImportedRun sets the fingerprints of the stored tables on a run
-// judged while dataset id was imported and commits it.
-func commitImportedRun(ctx context.Context, db *store.DB, id int64, w *store.RunWriter, turnsSum string, tally persona.Tally) (store.RunInfo, error) {
-	for _, table := range []string{store.TableCards, store.TableLexicon} {
-		sum, ok, err := storedFingerprint(ctx, db, id, table)
-		if err != nil {
-			return store.RunInfo{}, err
-		}
-		if ok {
-			w.SetFingerprint(table, sum)
-		}
-	}
-	w.SetFingerprint(store.TableTurns, turnsSum)
-	return w.Commit(tally)
 }
 
 // storedFingerprint is the fingerprint of a stored dataset's (small) table,

@@ -251,20 +251,84 @@ func (im *Importer) Commit() (int64, error) {
 		im.Rollback()
 		return 0, im.err
 	}
-	err := im.b.flush(func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(im.ctx, "UPDATE dataset SET n_turns = ?, n_cards = ?, n_lexicon = ?, complete = 1 WHERE id = ?",
-			im.turns, im.cards, im.lexicon, im.id)
-		return err
-	})
-	if err != nil {
+	if err := im.b.flush(im.markComplete); err != nil {
 		im.fail(fmt.Errorf("store: commit import: %w", err))
 		im.Rollback()
 		return 0, im.err
 	}
+	im.ended()
+	return im.id, nil
+}
+
+// markComplete is the import's last write: its counts, and the dataset
+// visible.
+func (im *Importer) markComplete(tx *sql.Tx) error {
+	_, err := tx.ExecContext(im.ctx, "UPDATE dataset SET n_turns = ?, n_cards = ?, n_lexicon = ?, complete = 1 WHERE id = ?",
+		im.turns, im.cards, im.lexicon, im.id)
+	return err
+}
+
+// ended is the end of a committed import.
+func (im *Importer) ended() {
 	im.done, im.committed = true, true
 	im.lk.release()
 	im.db.bulkDone()
-	return im.id, nil
+}
+
+// CommitWithRun commits the import and w, the run judged as it was
+// written (BeginRun), in one transaction: the dataset and its run become
+// visible together, so a process stopped at any moment leaves both or
+// neither (with Commit then RunWriter.Commit, one stopped between the two
+// left a dataset without a run). First the import's last rows are written
+// (the dataset still invisible), then the run's fingerprints set: the
+// turns' (TurnsFingerprint) and those of the stored cards and lexicon (as
+// DatasetTable's Sources give them: what a later judge of the dataset
+// compares); then the run's last rows, its tally and the dataset's counts
+// go in one transaction. t is as for RunWriter.Commit. On any error both
+// are rolled back and the error says which step failed. It returns the
+// dataset id and the run.
+func (im *Importer) CommitWithRun(w *RunWriter, t persona.Tally) (int64, RunInfo, error) {
+	fail := func(err error) (int64, RunInfo, error) {
+		w.Rollback() // before the import's: a run goes before its dataset
+		im.Rollback()
+		return 0, RunInfo{}, err
+	}
+	switch {
+	case im.done || w.done:
+		return fail(ErrClosed)
+	case w.im != im:
+		return fail(fmt.Errorf("%w: run %d was not begun by import %d", ErrInvalid, w.id, im.id))
+	case im.err != nil:
+		return fail(im.err)
+	case w.err != nil:
+		return fail(w.err)
+	}
+	if err := w.agrees(t); err != nil {
+		return fail(err)
+	}
+	if err := im.b.flush(nil); err != nil {
+		return fail(fmt.Errorf("store: commit import: %w", err))
+	}
+	w.SetFingerprint(TableTurns, im.TurnsFingerprint())
+	for _, table := range []string{TableCards, TableLexicon} {
+		src, err := im.db.datasetTable(im.ctx, im.id, table)
+		if err == nil {
+			err = readThrough(src)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("store: commit import: fingerprint of its %s: %w", table, err))
+		}
+		if sum, ok := src.Fingerprint(); ok {
+			w.SetFingerprint(table, sum)
+		}
+	}
+	info, err := w.commit(t, im.markComplete)
+	if err != nil {
+		im.Rollback()
+		return 0, RunInfo{}, err
+	}
+	im.ended()
+	return im.id, info, nil
 }
 
 // Rollback discards the import: it deletes the batches already written
@@ -449,6 +513,11 @@ func (db *DB) Cards(ctx context.Context, datasetID int64) ([]persona.Card, error
 	if _, err := db.Dataset(ctx, datasetID); err != nil {
 		return nil, err
 	}
+	return db.cards(ctx, datasetID)
+}
+
+// cards is Cards without the check that the dataset is complete.
+func (db *DB) cards(ctx context.Context, datasetID int64) ([]persona.Card, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT character_id, name, honorific_rule, first_person, canon_entities,
     forbidden_topics, entity_roles, description, public, first_person_forms FROM character_card
     WHERE dataset_id = ? ORDER BY seq`, datasetID)
@@ -501,6 +570,11 @@ func (db *DB) Lexicon(ctx context.Context, datasetID int64) ([]persona.LexiconRo
 	if _, err := db.Dataset(ctx, datasetID); err != nil {
 		return nil, err
 	}
+	return db.lexicon(ctx, datasetID)
+}
+
+// lexicon is Lexicon without the check that the dataset is complete.
+func (db *DB) lexicon(ctx context.Context, datasetID int64) ([]persona.LexiconRow, error) {
 	rows, err := db.sql.QueryContext(ctx, "SELECT term, topic FROM topic_lexicon WHERE dataset_id = ? ORDER BY seq", datasetID)
 	if err != nil {
 		return nil, fmt.Errorf("store: lexicon of dataset %d: %w", datasetID, err)

@@ -380,6 +380,13 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 		w.Rollback()
 		return RunInfo{}, fmt.Errorf("%w: run of dataset %d committed before its import", ErrInvalid, w.im.id)
 	}
+	return w.commit(t, nil)
+}
+
+// commit is Commit once its checks passed; also, when not nil, runs first
+// in the last transaction (Importer.CommitWithRun: the dataset marked
+// complete).
+func (w *RunWriter) commit(t persona.Tally, also func(tx *sql.Tx) error) (RunInfo, error) {
 	byVerdict := map[persona.Verdict]int{}
 	for _, v := range persona.Verdicts {
 		byVerdict[v] = w.counts[v]
@@ -399,6 +406,11 @@ func (w *RunWriter) Commit(t persona.Tally) (RunInfo, error) {
 		place, indexedAt, next = "side", nil, 0
 	}
 	err = w.b.flush(func(tx *sql.Tx) error {
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
+		}
 		if w.fpsChanged {
 			fb, err := json.Marshal(w.meta.Fingerprints)
 			if err != nil {

@@ -55,6 +55,12 @@ func (db *DB) DatasetTable(ctx context.Context, datasetID int64, table string) (
 	if _, err := db.Dataset(ctx, datasetID); err != nil {
 		return nil, err
 	}
+	return db.datasetTable(ctx, datasetID, table)
+}
+
+// datasetTable is DatasetTable without the check that the dataset is
+// complete (Importer.CommitWithRun reads its own written rows).
+func (db *DB) datasetTable(ctx context.Context, datasetID int64, table string) (*Source, error) {
 	s := &Source{db: db, ctx: ctx, q: db.sql, name: fmt.Sprintf("dataset %d %s", datasetID, table)}
 	switch table {
 	case TableTurns:
@@ -63,7 +69,7 @@ func (db *DB) DatasetTable(ctx context.Context, datasetID int64, table string) (
 		s.page = func(ctx context.Context, after int64, _ int, emit func(int64, any, []byte) error) error {
 			var all []any // the whole (small) table, each page from after on
 			if table == TableCards {
-				cs, err := db.Cards(ctx, datasetID)
+				cs, err := db.cards(ctx, datasetID)
 				if err != nil {
 					return err
 				}
@@ -71,7 +77,7 @@ func (db *DB) DatasetTable(ctx context.Context, datasetID int64, table string) (
 					all = append(all, &cs[i])
 				}
 			} else {
-				ls, err := db.Lexicon(ctx, datasetID)
+				ls, err := db.lexicon(ctx, datasetID)
 				if err != nil {
 					return err
 				}
@@ -245,3 +251,23 @@ func (r *sourceReader) ReadRows(dst []ingest.Raw, maxRows, maxBytes int) ([]inge
 
 // Close implements ingest.RowReader.
 func (r *sourceReader) Close() error { return nil }
+
+// readThrough reads a (small) Source to its end, so that its Fingerprint
+// is set.
+func readThrough(s *Source) error {
+	rows, err := s.Open()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var buf []ingest.Raw
+	for {
+		buf, err = rows.ReadRows(buf[:0], 1000, 1<<20)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-
-	"evident/runstore"
 )
 
 // What a failed judge --db or import says was left in the store.
@@ -22,12 +20,6 @@ func TestStoredWordingSaysWhatTheStoreKeeps(t *testing.T) {
 	}{
 		{"interrupted before the dataset committed: nothing stored", cancelled, base, 0,
 			"context canceled (nothing was stored: the run and its dataset were rolled back)"},
-		{"interrupted between the dataset's commit and the run's: the dataset stays", cancelled,
-			&runstore.NotJudgedError{DatasetID: 7, Err: base}, 7,
-			"dataset 7 was imported but not judged: context canceled (dataset 7 stays in the store, without a run)"},
-		{"the run's commit failed without an interrupt: the dataset stays", context.Background(),
-			&runstore.NotJudgedError{DatasetID: 3, Err: errors.New("disk full")}, 3,
-			"dataset 3 was imported but not judged: disk full (dataset 3 stays in the store, without a run)"},
 		{"interrupted after both committed: the error as it is", cancelled, errors.New("dataset 7: summary: context canceled"), 7,
 			"dataset 7: summary: context canceled"},
 		{"a failure before anything committed, not interrupted: the error as it is", context.Background(), errors.New("bad cards"), 0,

@@ -52,16 +52,11 @@ func applyNice(cmd *cli.Command) error {
 }
 
 // storedWording says what a judge --db or import that failed left in the
-// store: when the dataset committed and its run did not
-// (runstore.NotJudgedError), that dataset; when both committed (datasetID,
-// runstore.Result's, is set: a later step failed), err says which; when it
-// was interrupted before, nothing (what, rolled back).
+// store: when its dataset and run committed (datasetID, runstore.Result's,
+// is set: a later step failed) err says so; when it was interrupted
+// before, nothing (what, rolled back: the two commit in one transaction).
 func storedWording(ctx context.Context, err error, datasetID int64, what string) error {
-	var nj *runstore.NotJudgedError
-	switch {
-	case errors.As(err, &nj):
-		return fmt.Errorf("%w (dataset %d stays in the store, without a run)", err, nj.DatasetID)
-	case datasetID == 0 && ctx.Err() != nil:
+	if datasetID == 0 && ctx.Err() != nil {
 		return fmt.Errorf("%w (nothing was stored: %s were rolled back)", err, what)
 	}
 	return err
