@@ -145,7 +145,8 @@
 //   - A run judged while its dataset is imported (Importer.BeginRun:
 //     runstore.Run's one pass) writes its own batches beside the import's;
 //     its Commit is refused until the import has committed, so no run is
-//     ever visible before its dataset. Reclaim removes dead runs before dead
+//     ever visible before its dataset; Importer.CommitWithRun commits the
+//     two in one transaction, so neither is ever visible without the other. Reclaim removes dead runs before dead
 //     imports (a dead import's run references its dataset).
 //   - The search index (verdict_fts) of a file store's runs lives in a
 //     sidecar file, PATH-search (side.go; migration 0011), with its own
