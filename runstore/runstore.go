@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"evident/persona"
@@ -465,30 +464,11 @@ func storedFingerprint(ctx context.Context, db *store.DB, datasetID int64, table
 	if err != nil {
 		return "", false, err
 	}
-	if err := readThrough(src); err != nil {
+	if err := src.ReadThrough(); err != nil {
 		return "", false, err
 	}
 	sum, ok = src.Fingerprint()
 	return sum, ok, nil
-}
-
-// readThrough reads a (small) source to its end, so its Fingerprint is set.
-func readThrough(s ingest.Source) error {
-	rows, err := s.Open()
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var buf []ingest.Raw
-	for {
-		buf, err = rows.ReadRows(buf[:0], 1000, 1<<20)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // JudgeToStore is evident judge --db: it imports the three tables (rejected

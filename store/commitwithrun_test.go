@@ -18,32 +18,7 @@ func TestCommitWithRun(t *testing.T) {
 	begin := func(t *testing.T, db *DB, ctx context.Context, n int) (*Importer, *RunWriter, []persona.Record) {
 		t.Helper()
 		turns, recs := synthSet(n)
-		im, err := db.BeginImport(ctx, "both")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range cards {
-			if err := im.AddCard(cards[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for i := range lexicon {
-			if err := im.AddLexicon(lexicon[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		w, err := im.BeginRun(testMeta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range turns {
-			if err := im.AddTurn(&turns[i]); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Add(recs[i], &turns[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
+		im, w := importing(t, ctx, db, "both", turns, recs, cards, lexicon)
 		return im, w, recs
 	}
 	nothing := func(t *testing.T, db *DB) {
@@ -81,7 +56,7 @@ func TestCommitWithRun(t *testing.T) {
 		for _, table := range []string{TableCards, TableLexicon} {
 			src, err := db.DatasetTable(ctx, id, table)
 			if err == nil {
-				err = readThrough(src)
+				err = src.ReadThrough()
 			}
 			if err != nil {
 				t.Fatal(err)

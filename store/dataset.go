@@ -313,7 +313,7 @@ func (im *Importer) CommitWithRun(w *RunWriter, t persona.Tally) (int64, RunInfo
 	for _, table := range []string{TableCards, TableLexicon} {
 		src, err := im.db.datasetTable(im.ctx, im.id, table)
 		if err == nil {
-			err = readThrough(src)
+			err = src.ReadThrough()
 		}
 		if err != nil {
 			return fail(fmt.Errorf("store: commit import: fingerprint of its %s: %w", table, err))

@@ -181,3 +181,38 @@ func count(t testing.TB, db *DB, table string) int {
 	}
 	return n
 }
+
+// importing begins an import named name and its run (Importer.BeginRun,
+// testMeta), adds cards, lexicon, then each turn with its record; the
+// caller commits or rolls back.
+func importing(t testing.TB, ctx context.Context, db *DB, name string, turns []persona.Turn, recs []persona.Record,
+	cards []persona.Card, lexicon []persona.LexiconRow) (*Importer, *RunWriter) {
+	t.Helper()
+	im, err := db.BeginImport(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cards {
+		if err := im.AddCard(cards[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range lexicon {
+		if err := im.AddLexicon(lexicon[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := im.BeginRun(testMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range turns {
+		if err := im.AddTurn(&turns[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Add(recs[i], &turns[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return im, w
+}

@@ -26,22 +26,7 @@ func TestImportedRun(t *testing.T) {
 		db, _ := openFile(t)
 		db.batchRows = 7
 		turns, recs := synthSet(40)
-		im, err := db.BeginImport(ctx, "one pass")
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := im.BeginRun(testMeta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range turns {
-			if err := im.AddTurn(&turns[i]); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Add(recs[i], &turns[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
+		im, w := importing(t, ctx, db, "one pass", turns, recs, nil, nil)
 		sum := im.TurnsFingerprint()
 		id, err := im.Commit()
 		if err != nil {

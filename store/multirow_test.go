@@ -18,22 +18,7 @@ func TestMultiRowInserts(t *testing.T) {
 		db, _ := openFile(t)
 		db.batchRows = 70 // two groups of 32 and 6 rows one at a time, per batch
 		turns, recs := synthSet(150)
-		im, err := db.BeginImport(ctx, "groups")
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := im.BeginRun(testMeta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range turns {
-			if err := im.AddTurn(&turns[i]); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Add(recs[i], &turns[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
+		im, w := importing(t, ctx, db, "groups", turns, recs, nil, nil)
 		id, err := im.Commit()
 		if err != nil {
 			t.Fatal(err)

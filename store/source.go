@@ -252,9 +252,9 @@ func (r *sourceReader) ReadRows(dst []ingest.Raw, maxRows, maxBytes int) ([]inge
 // Close implements ingest.RowReader.
 func (r *sourceReader) Close() error { return nil }
 
-// readThrough reads a (small) Source to its end, so that its Fingerprint
-// is set.
-func readThrough(s *Source) error {
+// ReadThrough reads the Source to its end, so that Fingerprint is set;
+// for the small tables (cards, lexicon), whose fingerprint a run keeps.
+func (s *Source) ReadThrough() error {
 	rows, err := s.Open()
 	if err != nil {
 		return err
