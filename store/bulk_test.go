@@ -75,22 +75,7 @@ func TestImportersAndRunWritersShareOneBulkConnection(t *testing.T) {
 	db, _ := openFile(t)
 	db.batchRows = 2
 	turns, recs := synthSet(5)
-	im, err := db.BeginImport(ctx, "bulk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := im.BeginRun(testMeta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range turns {
-		if err := im.AddTurn(&turns[i]); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Add(recs[i], &turns[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	im, w := importing(t, ctx, db, "bulk", turns, recs, nil, nil)
 	im.b.settle()
 	w.b.settle()
 	if refs, cache := bulkState(t, db); refs != 2 || cache != bulkCacheKiB {

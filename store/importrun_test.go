@@ -96,22 +96,7 @@ func TestImportedRun(t *testing.T) {
 		db := openMem(t)
 		db.batchRows = 2
 		turns, recs := synthSet(9)
-		im, err := db.BeginImport(ctx, "x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := im.BeginRun(testMeta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range turns {
-			if err := im.AddTurn(&turns[i]); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Add(recs[i], &turns[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
+		im, w := importing(t, ctx, db, "x", turns, recs, nil, nil)
 		if err := w.Rollback(); err != nil {
 			t.Fatal(err)
 		}
