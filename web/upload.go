@@ -83,12 +83,26 @@ type file struct {
 	data []byte
 }
 
+// errNotMultipart is the upload forms' answer to a request that is not a
+// multipart form (a script posting JSON, say), in the screen's language.
+var errNotMultipart = errors.New("올리기는 multipart/form-data 양식으로 보내야 합니다(이 화면의 올리기 양식이 그렇게 보냅니다). 아무것도 가져오지 않았습니다")
+
+// multipartOf is r.MultipartReader, its refusal worded as errNotMultipart
+// (net/http says "request Content-Type isn't multipart/form-data").
+func multipartOf(r *http.Request) (*multipart.Reader, error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, fmt.Errorf("%w (%v)", errNotMultipart, err)
+	}
+	return mr, nil
+}
+
 // readForm reads every part of a multipart request, capped at max bytes in
 // all. Files are held in memory (the cap bounds them); the CRYSTAL upload
 // uses it. /upload and /gold spool to disk instead (readSpooled).
 func readForm(w http.ResponseWriter, r *http.Request, max int64) (*form, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, max)
-	mr, err := r.MultipartReader()
+	mr, err := multipartOf(r)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +245,7 @@ func (f *spooledForm) Close() {
 // The caller closes the form; on error it is closed already.
 func readSpooled(w http.ResponseWriter, r *http.Request, max int64) (*spooledForm, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, max)
-	mr, err := r.MultipartReader()
+	mr, err := multipartOf(r)
 	if err != nil {
 		return nil, err
 	}
