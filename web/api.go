@@ -539,7 +539,7 @@ func badRow(j *persona.Judge, turns []apiRow) (i int, long bool) {
 
 // apiNoDataset answers 404 for asked (0: the latest dataset).
 func apiNoDataset(w http.ResponseWriter, r *http.Request, asked int64) {
-	msg := fmt.Sprintf("no dataset %d", asked)
+	msg := fmt.Sprintf("no dataset %d (none has that id, or its import has not finished)", asked)
 	if r.URL.Query().Get("dataset") == "" {
 		msg = "the store holds no dataset: import cards and a lexicon first (evident import)"
 	}

@@ -26,7 +26,7 @@ func TestLiveAPIRowCapAndWording(t *testing.T) {
 		t.Fatalf("the refused request stored its first row: %d", p.status)
 	}
 	if p := c.api(http.MethodPost, "/api/v1/turns?dataset=99", "application/json", "", small); p.status != http.StatusNotFound ||
-		!strings.Contains(p.body, `"no dataset 99"`) {
+		!strings.Contains(p.body, `"no dataset 99 (none has that id, or its import has not finished)"`) {
 		t.Fatalf("dataset 99: %d %s", p.status, p.body)
 	}
 }
