@@ -299,9 +299,9 @@ func jsonKind(b []byte) string {
 		return "array"
 	case c == '"':
 		return "string"
-	case c == 't' || c == 'f':
+	case bytes.HasPrefix(b, []byte("true")) || bytes.HasPrefix(b, []byte("false")):
 		return "bool"
-	case c == 'n':
+	case bytes.HasPrefix(b, []byte("null")):
 		return "null"
 	case c == '-' || c >= '0' && c <= '9':
 		return "number"

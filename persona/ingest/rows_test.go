@@ -320,6 +320,13 @@ func TestAByteBeyondASCIIIsNamedByItsValue(t *testing.T) {
 		{1, minimalTurn("t1"), ""},
 		{2, persona.Turn{}, "line 2, column 1: want JSON object, got invalid JSON starting with byte 0xEF (a UTF-8 byte order mark, U+FEFF, where only the file's start may have one?)"},
 	})
+	// A word is not the literal it starts like.
+	got = mustReadAll(t, []byte("not json at all\nnull\nfalsehood\n"), JSONL, DecodeTurn)
+	checkRows(t, got, []rowOut[persona.Turn]{
+		{1, persona.Turn{}, "line 1, column 1: want JSON object, got invalid JSON starting with 'n'"},
+		{2, persona.Turn{}, "line 2, column 1: want JSON object, got null"},
+		{3, persona.Turn{}, "line 3, column 1: want JSON object, got bool"},
+	})
 	if _, err := readAll(t, []byte("\xf1\x00junk"), JSONArray, DecodeTurn); err == nil || err.Error() != "line 1, column 1: want '[' to open a JSON array, got byte 0xF1" {
 		t.Errorf("error = %v", err)
 	}
