@@ -105,8 +105,9 @@ type LiveStep func(i int, prev any) (persona.Record, any, error)
 // verdict row in the live run and the session's new state are written. A
 // turn_id repeated inside turns is treated the same way against its first
 // occurrence. meta describes the live run when this call creates it (its
-// DatasetID is set to datasetID). It returns one result per turn and the live
-// run's id. On any error nothing of the call is stored (one transaction,
+// DatasetID is set to datasetID); a call whose turns are all repeats creates
+// none. It returns one result per turn and the live run's id (0 when the
+// dataset has none: such a call). On any error nothing of the call is stored (one transaction,
 // rolled back): a *LiveRowError for the first turn that could not be judged
 // (a conflict, a step error), else a fatal error (SQLite, an unknown dataset,
 // a record that does not encode, a context ended).
@@ -673,6 +674,7 @@ type liveTally struct {
 	byVerdict map[persona.Verdict]int
 	dirty     bool  // a call added turns: write the tally at the end
 	added     int64 // turns the group's committed calls added
+	created   bool  // this group created the run (liveRun)
 }
 
 // liveWork is a session's state as this group's calls left it, and its
@@ -922,11 +924,11 @@ func (g *liveGroup) tally(datasetID int64, meta RunMeta) (t *liveTally, fresh bo
 	if t := g.runs[datasetID]; t != nil {
 		return t, false, nil
 	}
-	runID, err := liveRun(g.ctx, g.tx, g.st, g.db, datasetID, meta)
+	runID, created, err := liveRun(g.ctx, g.tx, g.st, g.db, datasetID, meta)
 	if err != nil {
 		return nil, false, err
 	}
-	t = &liveTally{runID: runID, byVerdict: map[persona.Verdict]int{}}
+	t = &liveTally{runID: runID, byVerdict: map[persona.Verdict]int{}, created: created}
 	var bv string
 	if err := g.st.getTally.QueryRowContext(g.ctx, runID).Scan(&t.seq, &bv); err != nil {
 		return nil, false, fmt.Errorf("store: live run %d: %w", runID, err)
@@ -1005,6 +1007,17 @@ func (g *liveGroup) call(c *liveCall) ([]LiveResult, int64, error) {
 			delete(g.runs, c.datasetID)
 		}
 		return nil, 0, err
+	}
+	if tally.created && seq == 0 {
+		// Only repeats (of turns judged against another dataset, say), and
+		// the live run this group created holds nothing: it goes again.
+		for _, q := range []string{"DELETE FROM live_run WHERE run_id = ?", "DELETE FROM run WHERE id = ?"} {
+			if _, err := g.tx.ExecContext(g.ctx, q, tally.runID); err != nil {
+				return nil, 0, fmt.Errorf("store: live run %d: %w", tally.runID, err)
+			}
+		}
+		delete(g.runs, c.datasetID)
+		return out, 0, nil
 	}
 	tally.added += seq - tally.seq
 	tally.seq = seq
@@ -1257,15 +1270,14 @@ func (p *judgePipe) stop() {
 }
 
 // liveRun returns the live run of datasetID, creating it (and its live_run
-// row) inside tx when there is none.
-func liveRun(ctx context.Context, tx *sql.Tx, st *liveStmts, db *DB, datasetID int64, meta RunMeta) (int64, error) {
-	var id int64
-	err := st.getLiveRun.QueryRowContext(ctx, datasetID).Scan(&id)
+// row) inside tx when there is none; created says it did.
+func liveRun(ctx context.Context, tx *sql.Tx, st *liveStmts, db *DB, datasetID int64, meta RunMeta) (id int64, created bool, err error) {
+	err = st.getLiveRun.QueryRowContext(ctx, datasetID).Scan(&id)
 	if err == nil {
-		return id, nil
+		return id, false, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("store: live run: %w", err)
+		return 0, false, fmt.Errorf("store: live run: %w", err)
 	}
 	endings := meta.Endings
 	if endings == nil {
@@ -1273,7 +1285,7 @@ func liveRun(ctx context.Context, tx *sql.Tx, st *liveStmts, db *DB, datasetID i
 	}
 	eb, err := json.Marshal(endings)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	zero := map[persona.Verdict]int{}
 	for _, v := range persona.Verdicts {
@@ -1281,30 +1293,30 @@ func liveRun(ctx context.Context, tx *sql.Tx, st *liveStmts, db *DB, datasetID i
 	}
 	bv, err := json.Marshal(zero)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	// The live connection does not check foreign keys (liveInTx): the
 	// dataset must be checked here, once per live run.
 	var complete int
 	switch err := tx.QueryRowContext(ctx, "SELECT complete FROM dataset WHERE id = ?", datasetID).Scan(&complete); {
 	case errors.Is(err, sql.ErrNoRows) || err == nil && complete != 1:
-		return 0, fmt.Errorf("store: live run for dataset %d: %w", datasetID, ErrNotFound)
+		return 0, false, fmt.Errorf("store: live run for dataset %d: %w", datasetID, ErrNotFound)
 	case err != nil:
-		return 0, fmt.Errorf("store: live run for dataset %d: %w", datasetID, err)
+		return 0, false, fmt.Errorf("store: live run for dataset %d: %w", datasetID, err)
 	}
 	now := db.stamp()
 	res, err := tx.ExecContext(ctx, `INSERT INTO run (dataset_id, started_at, finished_at, profile, endings, fingerprints, prompt_version, by_verdict)
     VALUES (?, ?, ?, ?, ?, '{}', '', ?)`, datasetID, now, now, meta.Profile, string(eb), string(bv))
 	if err != nil {
-		return 0, fmt.Errorf("store: live run for dataset %d: %w", datasetID, err)
+		return 0, false, fmt.Errorf("store: live run for dataset %d: %w", datasetID, err)
 	}
 	if id, err = res.LastInsertId(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO live_run (dataset_id, run_id) VALUES (?, ?)", datasetID, id); err != nil {
-		return 0, fmt.Errorf("store: live run for dataset %d: %w", datasetID, err)
+		return 0, false, fmt.Errorf("store: live run for dataset %d: %w", datasetID, err)
 	}
-	return id, nil
+	return id, true, nil
 }
 
 // LiveRecord returns the stored record JSON of live turn turnID (as

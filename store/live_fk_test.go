@@ -83,3 +83,32 @@ func TestALargeLiveCallIsStoredRowForRow(t *testing.T) {
 		}
 	}
 }
+
+// A call of repeats only (turns judged against another dataset before)
+// answers the stored records and leaves no empty live run behind; the
+// dataset's live run is created by its first new turn.
+func TestACallOfRepeatsCreatesNoLiveRun(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openFile(t)
+	ds1, ds2 := liveDataset(t, db), liveDataset(t, db)
+	j := liveJudge(t)
+	turn := liveTurn("R1", "", false, "응", "그래.")
+	first, _ := judgeLive(t, db, ds1, j, turn)
+	res, run := judgeLive(t, db, ds2, j, turn)
+	if !res[0].Repeat || string(res[0].Record) != string(first[0].Record) || run != 0 {
+		t.Fatalf("the re-send against dataset %d: repeat %v, run %d; want the stored record, no run", ds2, res[0].Repeat, run)
+	}
+	if _, ok, err := db.LiveRunID(ctx, ds2); err != nil || ok {
+		t.Fatalf("dataset %d has a live run (%v) after a call of repeats", ds2, err)
+	}
+	if n := count(t, db, "run"); n != 1 {
+		t.Fatalf("%d runs, want dataset %d's one live run", n, ds1)
+	}
+	// A new turn still creates it.
+	if _, run := judgeLive(t, db, ds2, j, liveTurn("R2", "", false, "응", "그래.")); run == 0 {
+		t.Fatal("a new turn against the second dataset made no live run")
+	}
+	if _, ok, err := db.LiveRunID(ctx, ds2); err != nil || !ok {
+		t.Fatalf("no live run for dataset %d after its first new turn (%v)", ds2, err)
+	}
+}
