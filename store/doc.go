@@ -126,7 +126,7 @@
 //     a statement, on the bulk connection with foreign key checks off (its
 //     rows reference its own dataset or run, which nothing deletes while it
 //     holds the lock) and the WAL checkpointed at 128 MiB: at 1,000,000
-//     turns the import went from 46 to 34 s (writer.go, store.go). A
+//     turns the import went from 46 s to 28–35 s (writer.go, store.go). A
 //     constraint failure writes the batch again one row at a time, so the
 //     error names its row.
 //   - A small write that may wait for the write lock while an import
