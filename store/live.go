@@ -614,6 +614,15 @@ func (db *DB) liveInTx(ctx context.Context, q *liveQueue, fn func(*sql.Tx) error
 		q.connAuto = auto
 	}
 	q.catchUpWAL(ctx)
+	// Another process's import lets the group in between two batches,
+	// as it does a review decision (waitlock.go): without this a group
+	// waited in SQLite's busy handler, up to 1.6 s during an import.
+	done := db.announceWait()
+	defer done()
+	if db.onLiveTx != nil {
+		inner := fn
+		fn = func(tx *sql.Tx) error { db.onLiveTx(); return inner(tx) }
+	}
 	return connTx(ctx, q.conn, fn, q.releaseConn)
 }
 

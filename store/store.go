@@ -103,6 +103,7 @@ type DB struct {
 	live   map[string]bool
 
 	onBusyRetry func(n int) // tests: called before retry n of inTxRetry
+	onLiveTx    func()      // tests: called in each live group's transaction
 	// tests: onYield is called each time yieldToWaiters finds a write
 	// waiting; yieldBound replaces yieldMax.
 	onYield    func()

@@ -138,3 +138,50 @@ func TestABulkWriterLetsAWaitingWriteIn(t *testing.T) {
 		}
 	})
 }
+
+// A live call's group announces itself as a decision does: another
+// process's import that just committed a batch waits for the group's
+// transaction to end before it begins the next.
+func TestALiveGroupHoldsAnImportBackWhileItWrites(t *testing.T) {
+	if !flockWorks {
+		t.Skip("no flock on this system: writers wait as before")
+	}
+	ctx := context.Background()
+	never := time.Hour
+	bulk, path := openFile(t)
+	ds := liveDataset(t, bulk)
+	bulk.yieldBound = &never
+	live, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	bulk.yieldToWaiters(ctx) // an import's first batch makes the wait file
+	inTx, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	live.onLiveTx = func() { once.Do(func() { close(inTx); <-release }) }
+	called := make(chan error, 1)
+	go func() {
+		_, _, err := tryLive(live, ds, liveJudge(t), liveTurn("T1", "", false, "응", "그래."))
+		called <- err
+	}()
+	<-inTx // the group's transaction has begun
+	found := make(chan struct{})
+	var seen sync.Once
+	bulk.onYield = func() { seen.Do(func() { close(found) }) }
+	yielded := make(chan bool, 1)
+	go func() { yielded <- bulk.yieldToWaiters(ctx) }()
+	<-found // the import sees the group
+	select {
+	case y := <-yielded:
+		t.Fatalf("yieldToWaiters returned %v while the live group writes", y)
+	default:
+	}
+	close(release)
+	if err := <-called; err != nil {
+		t.Fatal(err)
+	}
+	if y := <-yielded; !y {
+		t.Fatal("yieldToWaiters says nobody waited")
+	}
+}

@@ -586,12 +586,16 @@ func sameStmt(rows []pendingRow) bool {
 // rollbackTarget is a writer's Rollback: it deletes what its batches
 // committed and the row, with a context that is not cancelled (a cancelled
 // import must still clean up), then releases the lock. When the deletes
-// fail, the rows stay invisible and the next reclaim removes them.
+// fail, the rows stay invisible and the next reclaim removes them. A store
+// the rollback left mostly free is then shrunk (shrinkAfterRollback, best
+// effort: its error is dropped, the rollback having succeeded).
 func (db *DB) rollbackTarget(ctx context.Context, kind string, id int64, lk *writerLock) error {
 	defer lk.release()
-	if err := db.deleteTarget(context.WithoutCancel(ctx), kind, id); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	if err := db.deleteTarget(ctx, kind, id); err != nil {
 		return fmt.Errorf("store: roll back %s %d: %w", kind, id, err)
 	}
+	db.shrinkAfterRollback(ctx)
 	return nil
 }
 
