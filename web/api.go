@@ -44,7 +44,7 @@ import (
 // judged with a different row, 413 a body over the limit or a row over
 // MaxLiveRowText, 415 another content type, 422 a turn whose character_id
 // has no card, 503 a request whose dataset's cards kept changing while it
-// was judged. A request is judged whole or not at all: on any error
+// was judged or whose body does not fit APIBodyBudget (with Retry-After). A request is judged whole or not at all: on any error
 // nothing of it is stored.
 //
 // Decisions where the spec is silent:
@@ -55,7 +55,9 @@ import (
 //   - Only application/json and application/x-ndjson bodies are read: a
 //     browser cannot send either cross-site without a preflight, which this
 //     server never answers.
-//   - The body limit is Options.MaxUpload and a row's text limit
+//   - The body limit is Options.MaxUpload (a Content-Length over it is
+//     refused before the body is read), the bodies held at once are
+//     APIBodyBudget limits, and a row's text limit is
 //     MaxLiveRowText (1 MiB); the profile is per request (the
 //     dataset's live run records the profile it was created with).
 //   - The judge of a dataset is kept between requests and rebuilt when a card
@@ -216,6 +218,20 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 		apiFail(w, http.StatusUnsupportedMediaType, apiError{Error: fmt.Sprintf("content type %q: send application/json (an object or an array) or application/x-ndjson", ct)})
 		return
 	}
+	reserve := r.ContentLength
+	switch {
+	case reserve > s.opt.MaxUpload:
+		reserve = 0 // readBody refuses it before it reads a byte
+	case reserve < 0:
+		reserve = s.opt.MaxUpload // length not given: up to the limit
+	}
+	release, ok := s.api.bodies.take(reserve, APIBodyBudget*s.opt.MaxUpload)
+	if !ok {
+		w.Header().Set("Retry-After", fmt.Sprint(apiRetryAfter))
+		apiFail(w, http.StatusServiceUnavailable, apiError{Error: fmt.Sprintf("the server holds other requests' bodies (at most %d bytes at once): retry after %d s", APIBodyBudget*s.opt.MaxUpload, apiRetryAfter)})
+		return
+	}
+	defer release()
 	body, err := readBody(w, r, s.opt.MaxUpload)
 	if err != nil {
 		var mb *http.MaxBytesError
@@ -366,16 +382,68 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads r's body, at most limit bytes (else an
-// *http.MaxBytesError), into a buffer sized by Content-Length when it is
-// given and within the limit (io.ReadAll grows from 512 bytes, copying a
-// 1 MB batch about a dozen times).
+// *http.MaxBytesError, at once when Content-Length already says more), into
+// a buffer sized by Content-Length when it is given (io.ReadAll grows from
+// 512 bytes, copying a 1 MB batch about a dozen times); a body of unknown
+// length grows its buffer to at most limit + bytes.MinRead.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 && n <= limit {
-		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead spare to read without growing
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	return buf.Bytes(), err
+	body := http.MaxBytesReader(w, r.Body, limit)
+	if n := r.ContentLength; n >= 0 {
+		buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead)) // ReadFrom wants MinRead spare to read without growing
+		_, err := buf.ReadFrom(body)
+		return buf.Bytes(), err
+	}
+	buf := make([]byte, 0, min(64<<10, limit+bytes.MinRead))
+	for {
+		if len(buf) == cap(buf) { // double, up to limit + MinRead (MaxBytesReader fails past limit)
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+bytes.MinRead))
+			buf = grown[:copy(grown, buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// APIBodyBudget bounds the bytes of live-API request bodies a server holds
+// at once, all requests together: twice the body limit (Options.MaxUpload).
+// A request takes its Content-Length from the budget (the whole limit when
+// the length is not given) before it reads its body, and gives it back when
+// it has answered; one that does not fit is answered 503 with Retry-After
+// (apiRetryAfter seconds) before its body is read. (Eight concurrent
+// bodies over the limit took a server to 1.6 GB before they were refused.)
+const APIBodyBudget = 2
+
+// apiRetryAfter is the Retry-After of a request refused for the budget.
+const apiRetryAfter = 1
+
+// bodyBudget counts the body bytes the live API holds (APIBodyBudget).
+type bodyBudget struct {
+	mu   sync.Mutex
+	held int64
+}
+
+// take reserves n of max bytes; ok false when they are not free.
+func (b *bodyBudget) take(n, max int64) (release func(), ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.held+n > max {
+		return nil, false
+	}
+	b.held += n
+	return func() {
+		b.mu.Lock()
+		b.held -= n
+		b.mu.Unlock()
+	}, true
 }
 
 // apiRow is one decoded row of a request and its line in the body.
@@ -441,6 +509,8 @@ func decodeAPITurns(body []byte, shape apiShape) ([]apiRow, *apiError) {
 // dataset's cards change (store.LiveJudgeKey's version), so a request does
 // not re-read cards and lexicon. The zero value is ready.
 type apiCache struct {
+	bodies bodyBudget // request bodies held (APIBodyBudget)
+
 	mu     sync.Mutex
 	judges map[apiJudgeKey]apiJudged
 	asked  map[int64]store.LiveKey // by asked dataset id (0: the latest): the last key answered

@@ -265,6 +265,33 @@ func TestLiveAPIAuthLimitsAndErrors(t *testing.T) {
 		t.Fatalf("GET without a token: %d", p.status)
 	}
 
+	// A body of unknown length (chunked) is read up to the limit too.
+	chunked := func(body io.Reader, length int64) page {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, c.base+"/api/v1/turns", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = length
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+apiTok)
+		return c.do(req)
+	}
+	if p := chunked(io.MultiReader(bytes.NewReader(row)), 0); p.status != http.StatusOK || !strings.Contains(p.body, `"turn_id":"A1"`) {
+		t.Fatalf("a chunked row: %d %s", p.status, p.body)
+	}
+	if p := chunked(io.MultiReader(bytes.NewReader(bytes.Repeat([]byte(" "), 4096))), 0); p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "larger than 2048") {
+		t.Fatalf("a chunked body over the limit: %d %s; want 413", p.status, p.body)
+	}
+	// A body whose Content-Length is over the limit is refused before a
+	// byte of it is read: its bytes never come (the pipe is never
+	// written), and the answer comes all the same.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	if p := chunked(pr, 1<<30); p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "larger than 2048") {
+		t.Fatalf("a body declared over the limit: %d %s; want 413 at once", p.status, p.body)
+	}
+
 	// Without any token the API answers on loopback only.
 	open := serve(t, db, web.Options{})
 	req, _ := http.NewRequest(http.MethodGet, open.base+"/api/v1/turns/A1", nil)
