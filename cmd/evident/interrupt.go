@@ -18,9 +18,11 @@ import (
 // interruptible returns ctx cancelled by the first SIGINT or SIGTERM, so
 // that a run stops through its context and its deferred cleanups remove
 // pending outputs and temporary files; a second signal ends the process at
-// once as usual. A run that has not returned stopGrace after the signal
-// (blocked in a system call) has its pending outputs removed and the process
-// exits with status 130 (interruptedExit), as interrupted runs also report
+// once as usual. A run that has not returned stopGrace after the signal and
+// used almost no CPU in it (blocked in a system call; see stopping) has its
+// pending outputs removed and the process exits with status 130
+// (interruptedExit); one still working is waited for, period after period,
+// with a note on stderr. Interrupted runs also report
 // through interrupted. While it runs, a write to a closed pipe on stdout or stderr
 // fails with EPIPE instead of killing the process with SIGPIPE (os/signal),
 // so that error takes the same way out. Call stop when done.
@@ -39,15 +41,15 @@ func interruptible(parent context.Context) (_ context.Context, stop func()) {
 		}
 		// A run blocked in a system call (opening a named pipe nobody
 		// writes, writing to a pipe nobody reads) never sees the
-		// cancellation: after a grace period remove its pending outputs
-		// and exit, as the signal would have.
-		select {
-		case <-finished:
-		case <-time.After(stopGrace):
+		// cancellation: watchStop ends it.
+		cause := context.Cause(ctx)
+		watchStop(finished, stopGrace, processCPU, func() {
+			fmt.Fprintf(os.Stderr, "evident: %v; still stopping (cleaning up: a store rolls back what the import wrote); a second Ctrl-C exits at once and leaves that to the next command that opens the store\n", cause)
+		}, func() {
 			removePending()
-			fmt.Fprintf(os.Stderr, "evident: %v; the run did not stop within %v (blocked on a file?), exiting\n", context.Cause(ctx), stopGrace)
+			fmt.Fprintf(os.Stderr, "evident: %v; the run did not stop within %v (blocked on a file?), exiting\n", cause, stopGrace)
 			os.Exit(interruptedExit)
-		}
+		})
 	}()
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
@@ -59,8 +61,45 @@ func interruptible(parent context.Context) (_ context.Context, stop func()) {
 	}
 }
 
-// stopGrace is how long an interrupted run may take to stop by itself.
+// watchStop waits for an interrupted run to finish. After each grace
+// period it reads cpu (the process's CPU time; ok false where it is not
+// measured): a run that used almost none in the period (see stopping) is
+// blocked in a system call, and exit is called (it does not return); one
+// that used more is stopping (a store rolling back an import deletes the
+// rows its batches committed: over 3 s for 90,000 turns) and gets another
+// period, note being called once. It returns when finished is closed.
+func watchStop(finished <-chan struct{}, grace time.Duration, cpu func() (time.Duration, bool), note, exit func()) {
+	cpu0, measured := cpu()
+	noted := false
+	for {
+		t := time.NewTimer(grace)
+		select {
+		case <-finished:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		now, _ := cpu()
+		if !measured || !stopping(now-cpu0, grace) {
+			exit()
+			return
+		}
+		cpu0 = now
+		if !noted {
+			noted = true
+			note()
+		}
+	}
+}
+
+// stopGrace is how long an interrupted run may take to stop by itself
+// while it uses less than a tenth of a core (see stopping).
 const stopGrace = 3 * time.Second
+
+// stopping reports whether an interrupted run that used cpu in the last
+// grace period is working toward its stop (at least a tenth of one core)
+// rather than blocked in a system call.
+func stopping(cpu, grace time.Duration) bool { return cpu >= grace/10 }
 
 // interruptedExit is the exit status of a run ended by SIGINT or SIGTERM
 // (128 + SIGINT, as shells report an interrupted command).
