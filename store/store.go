@@ -108,6 +108,11 @@ type DB struct {
 	// waiting; yieldBound replaces yieldMax.
 	onYield    func()
 	yieldBound *time.Duration
+	chunkBound int // tests: replaces chunkRows
+
+	// waitedAt is when a bulk writer's yield last found a write waiting
+	// (unix ns; 0 never): see chunkRows.
+	waitedAt atomic.Int64
 
 	// textCounts keeps the counts of the last text searches (summary.go).
 	textCounts textCountCache

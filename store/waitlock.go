@@ -35,6 +35,21 @@ const (
 	yieldMax  = 250 * time.Millisecond
 )
 
+// While writes keep waiting (a yield found one in the last chunkWindow),
+// a bulk writer writes each batch in transactions of chunkRows rows and
+// yields between them for yieldMax × chunkRows / batch rows: a write waits
+// for a transaction of chunkRows rows instead of a whole batch, and the
+// import is held back by at most as much per row as with whole batches.
+// Measured (live single turns sent back to back with curl while another
+// process imported 300,000 turns, three runs each): p99 233-345 ms → 83-84
+// ms, max 235-457 → 110-335 ms; 3 times as many live turns were answered
+// meanwhile, and the import took 37 % longer (26.9 → 36.9 s) for the turns
+// it let in. An import with no write waiting is unchanged.
+const (
+	chunkRows   = 500
+	chunkWindow = 2 * time.Second
+)
+
 func (db *DB) waitPath() string { return db.path + "-wait.lock" }
 
 // announceWait takes the shared lock of a small write that may wait for
@@ -61,15 +76,27 @@ func (db *DB) announceWait() (done func()) {
 // ends. It must be called without the write lock (between two
 // transactions). yielded says whether anyone was waiting.
 func (db *DB) yieldToWaiters(ctx context.Context) (yielded bool) {
+	return db.yieldFor(ctx, db.yieldMax())
+}
+
+// yieldFor is yieldToWaiters with bound in place of yieldMax. A yield that
+// found a write waiting stamps db.waitedAt (batches are then written in
+// chunks: writeBatch.write).
+func (db *DB) yieldFor(ctx context.Context, bound time.Duration) (yielded bool) {
 	if db.memory() || db.readOnly || !flockWorks {
 		return false
 	}
+	defer func() {
+		if yielded {
+			db.waitedAt.Store(time.Now().UnixNano())
+		}
+	}()
 	f, err := os.OpenFile(db.waitPath(), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	deadline := time.Now().Add(db.yieldMax())
+	deadline := time.Now().Add(bound)
 	for {
 		ok, err := lockFile(f)
 		if err != nil || ok {
@@ -90,6 +117,14 @@ func (db *DB) yieldToWaiters(ctx context.Context) (yielded bool) {
 		case <-t.C:
 		}
 	}
+}
+
+// waitersSeen reports whether a yield found a write waiting in the last
+// chunkWindow: writes (a live stream, a reviewer's decisions) are then
+// likely to wait for the next batch too.
+func (db *DB) waitersSeen() bool {
+	at := db.waitedAt.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < chunkWindow
 }
 
 // yieldMax is yieldMax, or the test's bound.

@@ -185,3 +185,70 @@ func TestALiveGroupHoldsAnImportBackWhileItWrites(t *testing.T) {
 		t.Fatal("yieldToWaiters says nobody waited")
 	}
 }
+
+// While writes keep waiting, an import writes each batch in transactions of
+// chunkRows rows with a yield after each, so a waiting write waits for a
+// chunk, not a whole batch.
+func TestAnImportWritesInChunksWhileWritesKeepWaiting(t *testing.T) {
+	if !flockWorks {
+		t.Skip("no flock on this system: writers wait as before")
+	}
+	ctx := context.Background()
+	never := time.Hour
+	db, path := openFile(t)
+	db.batchRows, db.chunkBound, db.yieldBound = 6, 2, &never
+	other, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	im, err := db.BeginImport(ctx, "chunks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback()
+	db.yieldToWaiters(ctx) // the wait file an earlier batch made
+	// seen gets the rows committed when a yield finds a write waiting.
+	seen := make(chan int, 16)
+	last := -1
+	db.onYield = func() {
+		var n int
+		if err := db.sql.QueryRow("SELECT count(*) FROM chat_turn").Scan(&n); err != nil {
+			n = -2
+		}
+		if n != last {
+			last = n
+			seen <- n
+		}
+	}
+	turns, _ := synthSet(12)
+	add := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			if err := im.AddTurn(&turns[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	done := other.announceWait()
+	defer func() { done() }() // on a failure too, before im.Rollback waits for the writer
+	add(0, 6) // the first batch, with no write seen waiting before it: one transaction
+	if n := <-seen; n != 6 {
+		t.Fatalf("the first yield came after %d rows, want the whole batch of 6", n)
+	}
+	done()
+	im.b.settle() // the first batch's yield has ended
+	done = other.announceWait() // writes keep waiting
+	add(6, 12)
+	if n := <-seen; n != 8 {
+		t.Fatalf("the next yield came after %d rows, want 8: the first chunk (2 rows) of the second batch", n)
+	}
+	done()
+	if _, err := im.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db, "chat_turn"); n != 12 {
+		t.Fatalf("%d rows after the commit, want 12", n)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Bounded writes (issue 13 item 2). An Importer or RunWriter holds the rows
@@ -462,13 +463,41 @@ func (b *writeBatch) flush(final func(tx *sql.Tx) error) error {
 // the batch is written again one row at a time, so that its error names the
 // row. After a batch that is not the last, writes that wait for the write
 // lock go first (yieldToWaiters).
+//
+// While writes keep waiting (DB.waitersSeen), the batch goes in
+// transactions of chunkRows rows, with a shorter yield after each (see
+// chunkRows); final runs in the last.
 func (b *writeBatch) write(rows []pendingRow, final func(tx *sql.Tx) error) error {
+	bound := b.db.yieldMax()
+	if chunk := b.db.chunkSize(); b.db.waitersSeen() && len(rows) > chunk {
+		bound = bound * time.Duration(chunk) / time.Duration(max(b.db.batchRows, chunk))
+		for len(rows) > chunk {
+			if err := b.writeOne(rows[:chunk], nil, bound); err != nil {
+				return err
+			}
+			rows = rows[chunk:]
+		}
+	}
+	return b.writeOne(rows, final, bound)
+}
+
+// chunkSize is chunkRows, or the test's.
+func (db *DB) chunkSize() int {
+	if db.chunkBound > 0 {
+		return db.chunkBound
+	}
+	return chunkRows
+}
+
+// writeOne is write's transaction for rows (then final), and, when final
+// is nil, the yield after it, for at most bound.
+func (b *writeBatch) writeOne(rows []pendingRow, final func(tx *sql.Tx) error, bound time.Duration) error {
 	err := b.writeTx(rows, final, b.then == nil)
 	if errors.Is(err, errByRow) {
 		err = b.writeTx(rows, final, false)
 	}
 	if err == nil && final == nil {
-		b.db.yieldToWaiters(b.ctx) // a decision waiting goes before the next batch (waitlock.go)
+		b.db.yieldFor(b.ctx, bound) // a decision waiting goes before the next batch (waitlock.go)
 	}
 	return err
 }
