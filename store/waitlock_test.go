@@ -233,12 +233,12 @@ func TestAnImportWritesInChunksWhileWritesKeepWaiting(t *testing.T) {
 
 	done := other.announceWait()
 	defer func() { done() }() // on a failure too, before im.Rollback waits for the writer
-	add(0, 6) // the first batch, with no write seen waiting before it: one transaction
+	add(0, 6)                 // the first batch, with no write seen waiting before it: one transaction
 	if n := <-seen; n != 6 {
 		t.Fatalf("the first yield came after %d rows, want the whole batch of 6", n)
 	}
 	done()
-	im.b.settle() // the first batch's yield has ended
+	im.b.settle()               // the first batch's yield has ended
 	done = other.announceWait() // writes keep waiting
 	add(6, 12)
 	if n := <-seen; n != 8 {
