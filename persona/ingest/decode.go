@@ -290,6 +290,62 @@ func checkJSON(raw Raw) *RowError {
 	return nil
 }
 
+// loneSurrogate rejects a row, already decoded by encoding/json, that holds
+// a \u escape of a surrogate half not paired with the other (\ud800 alone,
+// or \udc00 first): encoding/json turns it into U+FFFD, so a name would be
+// "\ufffd" and a reply's verbatim evidence would show a character the row
+// does not have (the JSON text is then not Unicode: RFC 8259 section 8.2
+// leaves its meaning open). Linear in the row; the row must be valid JSON,
+// so every backslash starts an escape inside a string.
+func loneSurrogate(raw Raw) *RowError {
+	b := raw.JSON
+	hex4 := func(i int) (rune, bool) { // the \uXXXX escape at b[i], its value
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[i+2 : i+6] {
+			switch {
+			case '0' <= c && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case 'a' <= c && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case 'A' <= c && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	for i := 0; i < len(b); {
+		k := bytes.IndexByte(b[i:], '\\')
+		if k < 0 {
+			break
+		}
+		i += k
+		r, ok := hex4(i)
+		switch {
+		case !ok: // another escape: two bytes
+			i += 2
+		case 0xD800 <= r && r < 0xDC00:
+			if lo, ok := hex4(i + 6); ok && 0xDC00 <= lo && lo < 0xE000 {
+				i += 12 // a pair
+				continue
+			}
+			fallthrough
+		case 0xDC00 <= r && r < 0xE000:
+			l, c := jsonPos(raw, i)
+			field, _, _ := fieldAt(b, i)
+			return &RowError{Line: l, Column: c, Field: field,
+				Reason: fmt.Sprintf("\\u%04x is half of a surrogate pair, with no other half: the text is not Unicode (it would read as U+FFFD)", r)}
+		default:
+			i += 6
+		}
+	}
+	return nil
+}
+
 // topLevel calls fn with each key of the object in data and the byte range
 // of its value, until fn returns false or the object ends or breaks. Used on
 // error paths only.
@@ -453,6 +509,9 @@ func decodeTurnJSONStd(raw Raw) (persona.Turn, *RowError) {
 	if err := json.Unmarshal(raw.JSON, &j); err != nil {
 		return persona.Turn{}, jsonError(raw, err, turnWants)
 	}
+	if e := loneSurrogate(raw); e != nil {
+		return persona.Turn{}, e
+	}
 	return turnFromJSON(raw, &j)
 }
 
@@ -505,6 +564,9 @@ func decodeCardJSON(raw Raw) (persona.Card, *RowError) {
 	var j cardJSON
 	if err := json.Unmarshal(raw.JSON, &j); err != nil {
 		return persona.Card{}, jsonError(raw, err, cardWants)
+	}
+	if e := loneSurrogate(raw); e != nil {
+		return persona.Card{}, e
 	}
 	for _, f := range [...]struct {
 		name string
@@ -577,6 +639,9 @@ func decodeLexiconJSON(raw Raw) (persona.LexiconRow, *RowError) {
 	var j lexiconJSON
 	if err := json.Unmarshal(raw.JSON, &j); err != nil {
 		return persona.LexiconRow{}, jsonError(raw, err, lexiconWants)
+	}
+	if e := loneSurrogate(raw); e != nil {
+		return persona.LexiconRow{}, e
 	}
 	if e := requiredJSON(raw, "term", j.Term); e != nil {
 		return persona.LexiconRow{}, e

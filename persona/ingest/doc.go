@@ -43,6 +43,12 @@
 //     which words the error with line and column, so messages are as before.
 //     FuzzScanTurn holds the scanner to encoding/json. Cards and lexicon
 //     rows, a few per run, use encoding/json only.
+//   - A \u escape of half a surrogate pair without the other half (\ud800
+//     alone) rejects the JSON row, naming its column and field, where
+//     encoding/json would read it as U+FFFD: a name "\ufffd" would be an
+//     off-canon name the row does not hold, and a reply's verbatim evidence
+//     would show a character it does not have (RFC 8259 section 8.2 leaves
+//     such text's meaning open).
 //   - In CSV an empty cell is null (or absent) for nullable columns, so an
 //     empty user_message or reply_text string cannot be written in CSV.
 //   - An empty string or null element in a list column (named_entities,

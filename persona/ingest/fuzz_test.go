@@ -136,6 +136,7 @@ func FuzzDecodeTurnLibraries(f *testing.F) {
 		turnJSONL("t1", `"reply_text":"\ud558\ub298\n","named_entities":[],"x":{"y":[1,2.5e-3,null]}`),
 		turnJSONL("t1", `"Reply_text":"a"`),
 		turnJSONL("t1", `"reply_text":"\ud800"`),
+		turnJSONL("t1", `"reply_text":"\ud83d\ude00\\udc00\uDBFF"`),
 		turnJSONL("t1", `"created_at":"2024-02-30T00:00:00Z"`),
 		turnJSONL("t1", `"user_asked_recall":true,"prompt_id":null`),
 	} {

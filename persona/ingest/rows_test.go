@@ -947,3 +947,43 @@ func TestCSVUnclosedQuoteIsFatal(t *testing.T) {
 		t.Errorf("the next call gave %v, want the same error", again)
 	}
 }
+
+// A \u escape of half a surrogate pair is a reject naming its column and
+// field (encoding/json would read it as U+FFFD: a name "�", a reply's
+// verbatim evidence with a character the row does not have); a pair, an
+// escaped backslash before "u" and other escapes are text as before.
+func TestALoneSurrogateEscapeIsAReject(t *testing.T) {
+	tests := []struct {
+		name, cols, at, want string // at: the escape the error points at; want: the error, "" for none
+	}{
+		{"a high half alone", `"named_entities":["\ud800"]`, `\ud800`, `named_entities: \ud800 is half of a surrogate pair`},
+		{"a low half first", `"reply_text":"a\uDC00b"`, `\uDC00`, `reply_text: \udc00 is half of a surrogate pair`},
+		{"a high half before another high half", `"reply_text":"\ud83d\ud83d"`, `\ud83d`, `reply_text: \ud83d is half`},
+		{"a high half at the end of the text", `"reply_text":"끝\ud83d"`, `\ud83d`, `reply_text: \ud83d is half`},
+		{"a pair", `"reply_text":"\ud83d\ude00 좋아"`, "", ""},
+		{"an escaped backslash before u", `"reply_text":"\\ud800"`, "", ""},
+		{"other escapes", `"reply_text":"\"\\\/\b\f\n\r\t\u00e9"`, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			row := turnJSONL("t1", tt.cols)
+			_, err := DecodeTurn(Raw{Line: 3, JSON: []byte(row)})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("%s: %v, want no error", row, err)
+				}
+				return
+			}
+			col := utf8.RuneCountInString(row[:strings.Index(row, tt.at)]) + 1
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), fmt.Sprintf("line 3, column %d: ", col)) {
+				t.Fatalf("%s: %v, want line 3, column %d and %q", row, err, col, tt.want)
+			}
+		})
+	}
+	t.Run("in a card's canon entities too", func(t *testing.T) {
+		_, err := DecodeCard(Raw{Line: 1, JSON: []byte(`{"character_id":"c","name":"하나","honorific_rule":"반말","first_person":"나","canon_entities":["\udfff"]}`)})
+		if err == nil || !strings.Contains(err.Error(), `canon_entities: \udfff is half`) {
+			t.Fatalf("%v, want the canon_entities reject", err)
+		}
+	})
+}
