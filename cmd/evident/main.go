@@ -23,19 +23,37 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/urfave/cli/v3"
 )
 
 func main() {
 	if err := app().Run(context.Background(), os.Args); err != nil {
+		if stdoutClosed(err) {
+			os.Exit(brokenPipeExit) // `evident judge … | head`: quiet, as a tool killed by SIGPIPE
+		}
 		// An empty message was reported already (arc script mode).
 		if err.Error() != "" {
 			fmt.Fprintln(os.Stderr, "evident:", err)
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// brokenPipeExit is the exit status of a run whose standard output was
+// closed by its reader (128 + SIGPIPE, as a shell reports a command killed
+// by that signal); the run stopped as for an interrupt (its pending outputs
+// removed) and says nothing.
+const brokenPipeExit = 141
+
+// stdoutClosed reports whether err is a write to standard output that
+// failed with EPIPE (interruptible turns SIGPIPE into that error).
+func stdoutClosed(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Path == os.Stdout.Name() && errors.Is(pe.Err, syscall.EPIPE)
 }
 
 // exitCode is the process status for err: 0 for nil, the code of a
