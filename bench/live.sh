@@ -67,6 +67,13 @@
 # 3.2-3.7 ms at 1,000 turns/s, 4.2-5.9 at 2,000, 9.2-12.9 at 4,000; 2.
 # 28,800-31,100 turns/s (48-51 µs CPU a turn): the target met in every run;
 # 3. 121,000-128,000 turns/s.
+# Again at 21:00 on a machine 1.4 times slower (BenchmarkLexiconTouch 455-480
+# ns against 326), after live groups announce themselves on the wait file:
+# 1. p50 5.8 ms, p99 16.2 ms, 7,804 turns/s; 1b. p99 5.1 ms at 1,000
+# turns/s, 14.9 at 2,000, 14.4 at 4,000; 2. 22,160 turns/s; 3. 83,304
+# turns/s. BenchmarkLoopbackFloor (net/http alone) then: p99 4.4-6.0 ms at
+# 34,000-41,000 requests/s, three runs: the single-turn target is at the
+# floor of net/http with the clients on the same two cores.
 # What this pass changed (store/live.go, web/api.go): a group of concurrent
 # calls is written without a savepoint a call (each copied every page it
 # changed into the sub-journal: a quarter of the SQLite time with 16 KiB
