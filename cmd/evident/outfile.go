@@ -5,8 +5,11 @@ package main
 // --out): a regular file is replaced atomically when the run succeeds, so a
 // failed or interrupted run leaves what was there; a symbolic link is
 // followed, so its target gets the output and the link stays; a device or
-// named pipe (/dev/null, /dev/stdout, a FIFO) is written in place, never
-// replaced by a regular file.
+// named pipe (/dev/null, a FIFO) is written in place, never replaced by a
+// regular file; and so is a name of one of the process's descriptors
+// (/dev/stdout, /dev/stderr, /dev/fd/N), whatever it is open on (`--out
+// /dev/stdout >> log` appends to log, where replacing what /dev/stdout
+// resolves to would replace log).
 
 import (
 	"bufio"
@@ -17,6 +20,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/google/renameio/v2"
@@ -34,12 +39,51 @@ type outFile struct {
 	flag    string      // "--out", for errors
 	pending pendingFile // nil when writing in place
 	direct  *os.File    // set when writing in place
+	std     bool        // direct is os.Stdout or os.Stderr: never closed
+}
+
+// descriptorOf returns the descriptor that path names when it names one of
+// the process's open descriptors: /dev/stdout (1), /dev/stderr (2),
+// /dev/fd/N or /proc/self/fd/N (N ≥ 1).
+func descriptorOf(path string) (int, bool) {
+	p := filepath.Clean(path)
+	switch p {
+	case "/dev/stdout":
+		return 1, true
+	case "/dev/stderr":
+		return 2, true
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if rest, ok := strings.CutPrefix(p, dir); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n >= 1 {
+				return n, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // createOutput opens path for output; flag ("--out") prefixes errors. A
 // symbolic link is resolved first. Call commit when the run succeeded and
 // cleanup in any case (a no-op after commit).
 func createOutput(flag, path string) (*outFile, error) {
+	if fd, ok := descriptorOf(path); ok {
+		// One of the process's open descriptors (--out /dev/stdout):
+		// written in place, as the shell opened it (appending after
+		// `>>`); replacing what it resolves to would replace the
+		// redirected file.
+		switch fd {
+		case 1:
+			return &outFile{Writer: os.Stdout, flag: flag, direct: os.Stdout, std: true}, nil
+		case 2:
+			return &outFile{Writer: os.Stderr, flag: flag, direct: os.Stderr, std: true}, nil
+		}
+		f := os.NewFile(uintptr(fd), path)
+		if _, err := f.Stat(); err != nil {
+			return nil, fmt.Errorf("%s %s: not an open descriptor: %w", flag, path, err)
+		}
+		return &outFile{Writer: f, flag: flag, direct: f}, nil
+	}
 	target, fi, err := resolveOutput(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
@@ -128,7 +172,9 @@ func (o *outFile) commit() error {
 	if o.direct != nil {
 		f := o.direct
 		o.direct = nil
-		err = f.Close()
+		if !o.std {
+			err = f.Close()
+		}
 	} else {
 		name := o.pending.PendingName()
 		err = o.pending.CloseAtomicallyReplace()
@@ -150,7 +196,9 @@ func (o *outFile) cleanup() error {
 	if o.direct != nil {
 		f := o.direct
 		o.direct = nil
-		return f.Close()
+		if !o.std {
+			return f.Close()
+		}
 	}
 	return nil
 }

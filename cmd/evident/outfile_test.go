@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -240,5 +242,63 @@ func tapFIFO(t *testing.T, path string, first func()) func() int {
 			case <-tick.C:
 			}
 		}
+	}
+}
+
+// An output named by one of the process's descriptors is written to that
+// descriptor as the shell opened it: `--out /dev/stdout >> log` appends to
+// log, and `--rejects /dev/stderr 2>> log` too; neither replaces the file.
+func TestOutputsNamingADescriptorAppendWhereTheShellSaid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	turns, cards, lexicon, _ := judgeFiles(t, dir)
+	good, err := os.ReadFile(turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns = write(t, dir, "turns-and-a-bad-row.jsonl", string(good)+"{not json\n")
+	for _, tc := range []struct{ flag, path string }{
+		{"--out", "/dev/stdout"}, {"--out", "/dev/fd/1"}, {"--out", "/proc/self/fd/1"}, {"--rejects", "/dev/stderr"},
+	} {
+		t.Run(tc.flag+" "+tc.path, func(t *testing.T) {
+			log := filepath.Join(dir, "log.txt")
+			if err := os.WriteFile(log, []byte("kept\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			args := []string{"judge", "--turns", turns, "--cards", cards, "--lexicon", lexicon, tc.flag, tc.path}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestEvidentMain$")
+			cmd.Env = append(os.Environ(), "EVIDENT_TEST_MAIN="+strings.Join(args, "\n"))
+			var other bytes.Buffer
+			if tc.flag == "--out" {
+				cmd.Stdout, cmd.Stderr = f, &other
+			} else {
+				cmd.Stdout, cmd.Stderr = &other, f
+			}
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v: %s", err, other.String())
+			}
+			b, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := string(b)
+			if !strings.HasPrefix(got, "kept\n") {
+				t.Fatalf("the log lost what it held: %.200q", got)
+			}
+			want := `"turn_id":"T1"` // the record
+			if tc.flag == "--rejects" {
+				want = `"reason":` // the bad row's reject
+			}
+			if !strings.Contains(got[5:], want) {
+				t.Fatalf("the log after the run: %.300q, want %s appended", got, want)
+			}
+		})
 	}
 }
