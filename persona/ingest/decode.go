@@ -298,7 +298,23 @@ func checkJSON(raw Raw) *RowError {
 // leaves its meaning open). Linear in the row; the row must be valid JSON,
 // so every backslash starts an escape inside a string.
 func loneSurrogate(raw Raw) *RowError {
-	b := raw.JSON
+	i, r, found := loneSurrogateAt(raw.JSON)
+	if !found {
+		return nil
+	}
+	l, c := jsonPos(raw, i)
+	field, _, _ := fieldAt(raw.JSON, i)
+	return &RowError{Line: l, Column: c, Field: field, Reason: surrogateReason(r)}
+}
+
+// surrogateReason is a lone surrogate reject's reason.
+func surrogateReason(r rune) string {
+	return fmt.Sprintf("\\u%04x is half of a surrogate pair, with no other half: the text is not Unicode (it would read as U+FFFD)", r)
+}
+
+// loneSurrogateAt finds the first \u escape of an unpaired surrogate half in
+// b, valid JSON text: its offset and value.
+func loneSurrogateAt(b []byte) (at int, r rune, found bool) {
 	hex4 := func(i int) (rune, bool) { // the \uXXXX escape at b[i], its value
 		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
 			return 0, false
@@ -333,17 +349,14 @@ func loneSurrogate(raw Raw) *RowError {
 				i += 12 // a pair
 				continue
 			}
-			fallthrough
+			return i, r, true
 		case 0xDC00 <= r && r < 0xE000:
-			l, c := jsonPos(raw, i)
-			field, _, _ := fieldAt(b, i)
-			return &RowError{Line: l, Column: c, Field: field,
-				Reason: fmt.Sprintf("\\u%04x is half of a surrogate pair, with no other half: the text is not Unicode (it would read as U+FFFD)", r)}
+			return i, r, true
 		default:
 			i += 6
 		}
 	}
-	return nil
+	return 0, 0, false
 }
 
 // topLevel calls fn with each key of the object in data and the byte range
@@ -730,6 +743,9 @@ func listCell(raw Raw, i int, dst any, want string) *RowError {
 			got = "array with a wrong element"
 		}
 		return cellError(raw, i, "want JSON "+want+", got "+got)
+	}
+	if _, r, found := loneSurrogateAt([]byte(s)); found {
+		return cellError(raw, i, surrogateReason(r))
 	}
 	return nil
 }

@@ -980,6 +980,21 @@ func TestALoneSurrogateEscapeIsAReject(t *testing.T) {
 			}
 		})
 	}
+	t.Run("in a CSV list cell too", func(t *testing.T) {
+		in := turnHeader + "t1,s1,ria,m-a,안녕,\"[\"\"a\\ud800\"\"]\"\nt2,s1,ria,m-a,안녕,\"[\"\"\\ud83d\\ude00\"\"]\"\n"
+		rows, err := NewRows(strings.NewReader(in), CSV)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad, _ := rows.Next()
+		if _, err := DecodeTurn(bad); err == nil || !strings.Contains(err.Error(), `line 2, column 18: named_entities: \ud800 is half`) {
+			t.Fatalf("%v, want the reject of the named_entities cell, which starts at line 2, column 18", err)
+		}
+		good, _ := rows.Next()
+		if tu, err := DecodeTurn(good); err != nil || len(tu.NamedEntities) != 1 || tu.NamedEntities[0] != "😀" {
+			t.Fatalf("a pair in a cell: %v %q", err, tu.NamedEntities)
+		}
+	})
 	t.Run("in a card's canon entities too", func(t *testing.T) {
 		_, err := DecodeCard(Raw{Line: 1, JSON: []byte(`{"character_id":"c","name":"하나","honorific_rule":"반말","first_person":"나","canon_entities":["\udfff"]}`)})
 		if err == nil || !strings.Contains(err.Error(), `canon_entities: \udfff is half`) {
