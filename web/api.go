@@ -44,7 +44,7 @@ import (
 // judged with a different row, 413 a body over the limit or a row over
 // MaxLiveRowText, 415 another content type, 422 a turn whose character_id
 // has no card, 503 a request whose dataset's cards kept changing while it
-// was judged or whose body does not fit APIBodyBudget (with Retry-After). A request is judged whole or not at all: on any error
+// was judged or whose body does not fit LiveBodyBudget (with Retry-After). A request is judged whole or not at all: on any error
 // nothing of it is stored.
 //
 // Decisions where the spec is silent:
@@ -55,9 +55,9 @@ import (
 //   - Only application/json and application/x-ndjson bodies are read: a
 //     browser cannot send either cross-site without a preflight, which this
 //     server never answers.
-//   - The body limit is Options.MaxUpload (a Content-Length over it is
-//     refused before the body is read), the bodies held at once are
-//     APIBodyBudget limits, and a row's text limit is
+//   - The body limit is Options.MaxLiveBody (DefaultMaxLiveBody, 4 MiB; a
+//     Content-Length over it is refused before the body is read), the
+//     bodies held at once LiveBodyBudget limits, and a row's text limit is
 //     MaxLiveRowText (1 MiB); the profile is per request (the
 //     dataset's live run records the profile it was created with).
 //   - The judge of a dataset is kept between requests and rebuilt when a card
@@ -218,28 +218,26 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 		apiFail(w, http.StatusUnsupportedMediaType, apiError{Error: fmt.Sprintf("content type %q: send application/json (an object or an array) or application/x-ndjson", ct)})
 		return
 	}
-	reserve := r.ContentLength
-	switch {
-	case reserve > s.opt.MaxUpload:
-		reserve = 0 // readBody refuses it before it reads a byte
-	case reserve < 0:
-		reserve = s.opt.MaxUpload // length not given: up to the limit
-	}
-	release, ok := s.api.bodies.take(reserve, APIBodyBudget*s.opt.MaxUpload)
-	if !ok {
-		w.Header().Set("Retry-After", fmt.Sprint(apiRetryAfter))
-		apiFail(w, http.StatusServiceUnavailable, apiError{Error: fmt.Sprintf("the server holds other requests' bodies (at most %d bytes at once): retry after %d s", APIBodyBudget*s.opt.MaxUpload, apiRetryAfter)})
-		return
-	}
-	defer release()
-	body, err := readBody(w, r, s.opt.MaxUpload)
+	var held int64
+	defer func() { s.api.bodies.give(held) }()
+	body, err := readBody(w, r, s.opt.MaxLiveBody, func(n int64) bool {
+		if !s.api.bodies.take(n, LiveBodyBudget*s.opt.MaxLiveBody) {
+			return false
+		}
+		held += n
+		return true
+	})
 	if err != nil {
 		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			apiFail(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("body larger than %d bytes", mb.Limit)})
-			return
+		switch {
+		case errors.As(err, &mb):
+			apiFail(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("body larger than %d bytes: send at most that much a request (split the batch)", mb.Limit)})
+		case errors.Is(err, errBodyBudget):
+			w.Header().Set("Retry-After", fmt.Sprint(apiRetryAfter))
+			apiFail(w, http.StatusServiceUnavailable, apiError{Error: fmt.Sprintf("the server holds other requests' bodies (at most %d bytes at once): retry after %d s", LiveBodyBudget*s.opt.MaxLiveBody, apiRetryAfter)})
+		default:
+			apiFail(w, http.StatusBadRequest, apiError{Error: "read body: " + err.Error()})
 		}
-		apiFail(w, http.StatusBadRequest, apiError{Error: "read body: " + err.Error()})
 		return
 	}
 	if shape != shapeLines {
@@ -382,24 +380,38 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads r's body, at most limit bytes (else an
-// *http.MaxBytesError, at once when Content-Length already says more), into
-// a buffer sized by Content-Length when it is given (io.ReadAll grows from
-// 512 bytes, copying a 1 MB batch about a dozen times); a body of unknown
-// length grows its buffer to at most limit + bytes.MinRead.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// *http.MaxBytesError, at once when Content-Length already says more). Its
+// buffer starts at the body's length (Content-Length, plus bytes.MinRead,
+// which a read wants spare) or 64 KiB, whichever is less, and doubles up
+// to that length (limit when it is not given); before each allocation it
+// asks grow for the bytes added, and stops with errBodyBudget when grow
+// says no. So a request holds the budget for what it has sent, not for
+// what it says it will send: a client that opens a body and sends nothing
+// holds 64 KiB at most.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, grow func(n int64) bool) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, &http.MaxBytesError{Limit: limit}
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
+	end := limit + bytes.MinRead // MaxBytesReader fails past limit: the buffer is never full
 	if n := r.ContentLength; n >= 0 {
-		buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead)) // ReadFrom wants MinRead spare to read without growing
-		_, err := buf.ReadFrom(body)
-		return buf.Bytes(), err
+		end = n + bytes.MinRead // the reader ends at Content-Length
 	}
-	buf := make([]byte, 0, min(64<<10, limit+bytes.MinRead))
+	size := min(end, 64<<10)
+	if !grow(size) {
+		return nil, errBodyBudget
+	}
+	buf := make([]byte, 0, size)
 	for {
-		if len(buf) == cap(buf) { // double, up to limit + MinRead (MaxBytesReader fails past limit)
-			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+bytes.MinRead))
+		if len(buf) == cap(buf) {
+			size := min(2*int64(cap(buf)), end)
+			if size <= int64(cap(buf)) {
+				return buf, &http.MaxBytesError{Limit: limit}
+			}
+			if !grow(size - int64(cap(buf))) {
+				return buf, errBodyBudget
+			}
+			grown := make([]byte, len(buf), size)
 			buf = grown[:copy(grown, buf)]
 		}
 		n, err := body.Read(buf[len(buf):cap(buf)])
@@ -413,37 +425,52 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	}
 }
 
-// APIBodyBudget bounds the bytes of live-API request bodies a server holds
-// at once, all requests together: twice the body limit (Options.MaxUpload).
-// A request takes its Content-Length from the budget (the whole limit when
-// the length is not given) before it reads its body, and gives it back when
-// it has answered; one that does not fit is answered 503 with Retry-After
-// (apiRetryAfter seconds) before its body is read. (Eight concurrent
-// bodies over the limit took a server to 1.6 GB before they were refused.)
-const APIBodyBudget = 2
+// errBodyBudget is readBody's error when the body does not fit
+// LiveBodyBudget.
+var errBodyBudget = errors.New("web: the live API's body budget is spent")
+
+// DefaultMaxLiveBody caps one live API request body (Options.MaxLiveBody):
+// 4 MiB, a batch of about 8,000 demo turns. A request's memory is many
+// times its body (decoded turns, records, the stored rows and the answer:
+// a 48.5 MB batch of 95,000 turns took a server from 66 MB to 974 MB), so
+// the API takes less than an upload, which is spooled to a file and judged
+// in chunks.
+const DefaultMaxLiveBody = 4 << 20
+
+// LiveBodyBudget bounds the live API's request bodies held at once, all
+// requests together, at LiveBodyBudget × the body limit (16 MiB by
+// default): a request takes its buffer's bytes from the budget as the
+// buffer grows (readBody) and gives them back when it has answered; one
+// whose buffer does not fit is answered 503 with Retry-After
+// (apiRetryAfter seconds). (Eight concurrent bodies over the limit took a
+// server to 1.6 GB before they were refused.)
+const LiveBodyBudget = 4
 
 // apiRetryAfter is the Retry-After of a request refused for the budget.
 const apiRetryAfter = 1
 
-// bodyBudget counts the body bytes the live API holds (APIBodyBudget).
+// bodyBudget counts the body bytes the live API holds (LiveBodyBudget).
 type bodyBudget struct {
 	mu   sync.Mutex
 	held int64
 }
 
-// take reserves n of max bytes; ok false when they are not free.
-func (b *bodyBudget) take(n, max int64) (release func(), ok bool) {
+// take reserves n more of max bytes; false when they are not free.
+func (b *bodyBudget) take(n, max int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.held+n > max {
-		return nil, false
+		return false
 	}
 	b.held += n
-	return func() {
-		b.mu.Lock()
-		b.held -= n
-		b.mu.Unlock()
-	}, true
+	return true
+}
+
+// give returns n bytes taken.
+func (b *bodyBudget) give(n int64) {
+	b.mu.Lock()
+	b.held -= n
+	b.mu.Unlock()
 }
 
 // apiRow is one decoded row of a request and its line in the body.
@@ -509,7 +536,7 @@ func decodeAPITurns(body []byte, shape apiShape) ([]apiRow, *apiError) {
 // dataset's cards change (store.LiveJudgeKey's version), so a request does
 // not re-read cards and lexicon. The zero value is ready.
 type apiCache struct {
-	bodies bodyBudget // request bodies held (APIBodyBudget)
+	bodies bodyBudget // request bodies held (LiveBodyBudget)
 
 	mu     sync.Mutex
 	judges map[apiJudgeKey]apiJudged

@@ -230,7 +230,7 @@ func TestLiveAPIIdempotencyConflictsAndLateTurns(t *testing.T) {
 func TestLiveAPIAuthLimitsAndErrors(t *testing.T) {
 	db := demoStore(t)
 	const screen, apiTok = "screen-token-0123456789abcdef", "api-token-0123456789abcdef"
-	c := serve(t, db, web.Options{Token: screen, APIToken: apiTok, MaxUpload: 2048})
+	c := serve(t, db, web.Options{Token: screen, APIToken: apiTok, MaxLiveBody: 2048})
 	row := turnJSON("A1", "2026-10-03T21:05:00+09:00", "안녕", "안녕.", `[]`, "false")
 	unknown := bytes.Replace(row, []byte("CHR-0100"), []byte("CHR-NONE"), 1)
 	bad := []byte(`{"turn_id": "A3", "session_id": "S"}`)

@@ -39,6 +39,9 @@ type Options struct {
 	Token string
 	// MaxUpload caps the bytes of one upload request; 0 means DefaultMaxUpload.
 	MaxUpload int64
+	// MaxLiveBody caps the bytes of one live API request body (POST
+	// /api/v1/turns); 0 means DefaultMaxLiveBody.
+	MaxLiveBody int64
 	// Workers judging an upload; 0 means GOMAXPROCS.
 	Workers int
 	// Log receives one line per failed request; nil means log.Default().
@@ -90,6 +93,9 @@ type Server struct {
 func New(db *store.DB, o Options) (*Server, error) {
 	if o.MaxUpload <= 0 {
 		o.MaxUpload = DefaultMaxUpload
+	}
+	if o.MaxLiveBody <= 0 {
+		o.MaxLiveBody = DefaultMaxLiveBody
 	}
 	if o.Log == nil {
 		o.Log = log.Default()

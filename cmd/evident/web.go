@@ -3,7 +3,7 @@ package main
 // The store-backed commands: serve (the screen), import, report and eval.
 // Thin as the rest of the CLI: flags in, package calls out.
 //
-//	evident serve  [--db F] [--addr 127.0.0.1:8080] [--demo] [--token T] [--max-upload MiB] [--arc DIR]
+//	evident serve  [--db F] [--addr 127.0.0.1:8080] [--demo] [--token T] [--max-upload MiB] [--max-live-body MiB] [--arc DIR]
 //	evident import (--demo | --turns F --cards F --lexicon F) [--db F] [--name N] [--keep-going] [--no-judge] [--speech-profile …] [--endings F]
 //	evident report [--run ID] --html FILE [--db F]
 //	evident eval   --gold FILE [--run ID] [--db F] [--json]
@@ -189,6 +189,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "token", Sources: cli.EnvVars("EVIDENT_TOKEN"), Usage: "ask for this token (login form) before showing anything; required off loopback"},
 			&cli.StringFlag{Name: "api-token", Sources: cli.EnvVars("EVIDENT_API_TOKEN"), Usage: "a second token the live API (/api/v1/turns) accepts as Authorization: Bearer"},
 			&cli.Int64Flag{Name: "max-upload", Value: web.DefaultMaxUpload >> 20, Usage: "largest upload in MiB (all files of one form together)"},
+			&cli.Int64Flag{Name: "max-live-body", Value: web.DefaultMaxLiveBody >> 20, Usage: "largest live API request body in MiB (POST /api/v1/turns; the server holds at most 4 of them at once)"},
 			&cli.Int64Flag{Name: "live-cache", Value: web.DefaultLiveCacheMiB, Usage: "MiB of recently judged sessions' recall state the live API (/api/v1/turns) keeps in memory between requests; 0 keeps none (each request reads it from the store: same records, more CPU)"},
 			&cli.StringFlag{Name: "arc", Usage: "show ARC agent runs under /arc: an agent workspace, or a folder whose subfolders are workspaces"},
 		},
@@ -200,6 +201,9 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 	addr, token := cmd.String("addr"), cmd.String("token")
 	if err := web.CheckAddr(addr, token); err != nil {
 		return err
+	}
+	if cmd.Int64("max-live-body") <= 0 {
+		return errors.New("--max-live-body must be positive")
 	}
 	if cmd.Int64("max-upload") <= 0 {
 		return errors.New("--max-upload must be positive")
@@ -229,7 +233,7 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 	} else if created {
 		fmt.Fprintf(errw, "empty store: imported and judged the demo as run #%d: %s\n", run.ID, run.Tally)
 	}
-	srv, err := web.New(db, web.Options{Token: token, APIToken: cmd.String("api-token"), MaxUpload: cmd.Int64("max-upload") << 20, ARC: cmd.String("arc"),
+	srv, err := web.New(db, web.Options{Token: token, APIToken: cmd.String("api-token"), MaxUpload: cmd.Int64("max-upload") << 20, MaxLiveBody: cmd.Int64("max-live-body") << 20, ARC: cmd.String("arc"),
 		Log: log.New(errw, "", log.LstdFlags)})
 	if err != nil {
 		return err
