@@ -174,6 +174,7 @@ func (db *DB) reclaim(ctx context.Context) error {
 			return fmt.Errorf("reclaim: %w", err)
 		}
 	}
+	reclaimed := false
 	for _, c := range cands {
 		var lk *writerLock
 		err := db.inTx(ctx, func(tx *sql.Tx) error {
@@ -199,6 +200,10 @@ func (db *DB) reclaim(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("reclaim %s %d: %w", c.kind, c.id, err)
 		}
+		reclaimed = true
+	}
+	if reclaimed {
+		db.shrinkAfterRollback(ctx) // as a rollback does: a killed import's pages (best effort)
 	}
 	return db.removeStaleLocks(ctx)
 }
