@@ -18,7 +18,7 @@ import (
 // interruptible returns ctx cancelled by the first SIGINT or SIGTERM, so
 // that a run stops through its context and its deferred cleanups remove
 // pending outputs and temporary files; a second signal ends the process at
-// once as usual. A run that has not returned stopGrace after the signal and
+// once (exit status 130, pending outputs removed, no other cleanup). A run that has not returned stopGrace after the signal and
 // used almost no CPU in it (blocked in a system call; see stopping) has its
 // pending outputs removed and the process exits with status 130
 // (interruptedExit); one still working is waited for, period after period,
@@ -35,10 +35,23 @@ func interruptible(parent context.Context) (_ context.Context, stop func()) {
 		case <-finished:
 			return
 		}
-		stopSignals() // the next signal has its default effect
 		if parent.Err() != nil {
+			stopSignals()
 			return // the caller cancelled, not a signal
 		}
+		// A second signal ends the process at once, leaving what the run
+		// would still clean up (a store's rollback) to the next command
+		// that opens the store. Handled here rather than left to the
+		// signal's default effect, which is none for a process started
+		// with it ignored (a background job of a script).
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		stopSignals()
+		go exitOnSecond(again, finished, func(sig os.Signal) {
+			removePending()
+			fmt.Fprintf(os.Stderr, "evident: %v again, exiting at once\n", sig)
+			os.Exit(interruptedExit)
+		})
 		// A run blocked in a system call (opening a named pipe nobody
 		// writes, writing to a pipe nobody reads) never sees the
 		// cancellation: watchStop ends it.
@@ -58,6 +71,18 @@ func interruptible(parent context.Context) (_ context.Context, stop func()) {
 		once.Do(func() { close(finished) })
 		stopSignals()
 		signal.Stop(pipe)
+	}
+}
+
+// exitOnSecond calls exit with a signal that arrives on again before
+// finished is closed; when finished is closed first it stops the
+// signals' delivery to again.
+func exitOnSecond(again chan os.Signal, finished <-chan struct{}, exit func(os.Signal)) {
+	select {
+	case sig := <-again:
+		exit(sig)
+	case <-finished:
+		signal.Stop(again)
 	}
 }
 

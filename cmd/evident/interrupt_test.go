@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -74,4 +76,24 @@ func TestProcessCPUGrows(t *testing.T) {
 		}
 	}
 	_ = x
+}
+
+// A second signal while a run is stopping ends it at once; once the run has
+// finished a signal is no longer taken.
+func TestASecondSignalExitsAtOnce(t *testing.T) {
+	t.Run("a second signal before the run finished", func(t *testing.T) {
+		again := make(chan os.Signal, 1)
+		again <- syscall.SIGTERM
+		var got os.Signal
+		exitOnSecond(again, make(chan struct{}), func(s os.Signal) { got = s })
+		if got != syscall.SIGTERM {
+			t.Fatalf("exit called with %v, want SIGTERM", got)
+		}
+	})
+	t.Run("the run finished first", func(t *testing.T) {
+		again := make(chan os.Signal, 1)
+		finished := make(chan struct{})
+		close(finished)
+		exitOnSecond(again, finished, func(s os.Signal) { t.Fatalf("exit called with %v after the run finished", s) })
+	})
 }
