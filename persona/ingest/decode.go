@@ -298,23 +298,24 @@ func checkJSON(raw Raw) *RowError {
 // leaves its meaning open). Linear in the row; the row must be valid JSON,
 // so every backslash starts an escape inside a string.
 func loneSurrogate(raw Raw) *RowError {
-	i, r, found := loneSurrogateAt(raw.JSON)
+	i, found := loneSurrogateAt(raw.JSON)
 	if !found {
 		return nil
 	}
 	l, c := jsonPos(raw, i)
 	field, _, _ := fieldAt(raw.JSON, i)
-	return &RowError{Line: l, Column: c, Field: field, Reason: surrogateReason(r)}
+	return &RowError{Line: l, Column: c, Field: field, Reason: surrogateReason(raw.JSON[i : i+6])}
 }
 
-// surrogateReason is a lone surrogate reject's reason.
-func surrogateReason(r rune) string {
-	return fmt.Sprintf("\\u%04x is half of a surrogate pair, with no other half: the text is not Unicode (it would read as U+FFFD)", r)
+// surrogateReason is the reason of a reject for esc, a lone surrogate's
+// escape as the row writes it.
+func surrogateReason(esc []byte) string {
+	return fmt.Sprintf("%s is half of a surrogate pair, with no other half: the text is not Unicode (it would read as U+FFFD)", esc)
 }
 
 // loneSurrogateAt finds the first \u escape of an unpaired surrogate half in
-// b, valid JSON text: its offset and value.
-func loneSurrogateAt(b []byte) (at int, r rune, found bool) {
+// b, valid JSON text: its offset.
+func loneSurrogateAt(b []byte) (at int, found bool) {
 	hex4 := func(i int) (rune, bool) { // the \uXXXX escape at b[i], its value
 		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
 			return 0, false
@@ -349,14 +350,14 @@ func loneSurrogateAt(b []byte) (at int, r rune, found bool) {
 				i += 12 // a pair
 				continue
 			}
-			return i, r, true
+			return i, true
 		case 0xDC00 <= r && r < 0xE000:
-			return i, r, true
+			return i, true
 		default:
 			i += 6
 		}
 	}
-	return 0, 0, false
+	return 0, false
 }
 
 // topLevel calls fn with each key of the object in data and the byte range
@@ -744,8 +745,8 @@ func listCell(raw Raw, i int, dst any, want string) *RowError {
 		}
 		return cellError(raw, i, "want JSON "+want+", got "+got)
 	}
-	if _, r, found := loneSurrogateAt([]byte(s)); found {
-		return cellError(raw, i, surrogateReason(r))
+	if at, found := loneSurrogateAt([]byte(s)); found {
+		return cellError(raw, i, surrogateReason([]byte(s[at:at+6])))
 	}
 	return nil
 }

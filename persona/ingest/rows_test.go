@@ -957,7 +957,7 @@ func TestALoneSurrogateEscapeIsAReject(t *testing.T) {
 		name, cols, at, want string // at: the escape the error points at; want: the error, "" for none
 	}{
 		{"a high half alone", `"named_entities":["\ud800"]`, `\ud800`, `named_entities: \ud800 is half of a surrogate pair`},
-		{"a low half first", `"reply_text":"a\uDC00b"`, `\uDC00`, `reply_text: \udc00 is half of a surrogate pair`},
+		{"a low half first", `"reply_text":"a\uDC00b"`, `\uDC00`, `reply_text: \uDC00 is half of a surrogate pair`},
 		{"a high half before another high half", `"reply_text":"\ud83d\ud83d"`, `\ud83d`, `reply_text: \ud83d is half`},
 		{"a high half at the end of the text", `"reply_text":"끝\ud83d"`, `\ud83d`, `reply_text: \ud83d is half`},
 		{"a pair", `"reply_text":"\ud83d\ude00 좋아"`, "", ""},
