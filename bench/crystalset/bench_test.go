@@ -9,6 +9,7 @@ import (
 	"evident/crystal"
 	"evident/crystal/embedder"
 	"evident/crystal/report"
+	"evident/internal/cputime"
 )
 
 // table serves precomputed vectors: every step of the set embedded
@@ -93,7 +94,7 @@ func BenchmarkScorePaperSize(b *testing.B) {
 		{"cached-cosine-768", embedder.Cosine{Embedder: tab, Cache: cache}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			cpu0, cpuOK := processCPU()
+			cpu0, cpuOK := cputime.Process()
 			for b.Loop() {
 				t, err := report.Score(ctx, s.Items, s.Runs, crystal.Config{Profile: crystal.ProfilePaper, Similarity: c.sim})
 				if err != nil {
@@ -104,7 +105,7 @@ func BenchmarkScorePaperSize(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N*len(s.Items)*len(s.Runs))/b.Elapsed().Seconds(), "item-scores/s")
-			if cpu1, ok := processCPU(); ok && cpuOK {
+			if cpu1, ok := cputime.Process(); ok && cpuOK {
 				b.ReportMetric((cpu1-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 			}
 		})

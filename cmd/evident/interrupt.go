@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"evident/internal/cputime"
 	"fmt"
 	"os"
 	"os/signal"
@@ -56,7 +57,7 @@ func interruptible(parent context.Context) (_ context.Context, stop func()) {
 		// writes, writing to a pipe nobody reads) never sees the
 		// cancellation: watchStop ends it.
 		cause := context.Cause(ctx)
-		watchStop(finished, stopGrace, processCPU, func() {
+		watchStop(finished, stopGrace, cputime.Process, func() {
 			fmt.Fprintf(os.Stderr, "evident: %v; still stopping (cleaning up: a store rolls back what the import wrote); a second Ctrl-C exits at once and leaves that to the next command that opens the store\n", cause)
 		}, func() {
 			removePending()

@@ -60,24 +60,6 @@ func TestWatchStop(t *testing.T) {
 	})
 }
 
-// processCPU reads a CPU time that grows as the process works.
-func TestProcessCPUGrows(t *testing.T) {
-	before, ok := processCPU()
-	if !ok {
-		t.Skip("processCPU is not measured on this system")
-	}
-	x := 0
-	for {
-		for i := range 1_000_000 {
-			x += i
-		}
-		if now, _ := processCPU(); now > before {
-			break
-		}
-	}
-	_ = x
-}
-
 // A second signal while a run is stopping ends it at once; once the run has
 // finished a signal is no longer taken.
 func TestASecondSignalExitsAtOnce(t *testing.T) {
