@@ -6,10 +6,11 @@ package main
 // failed or interrupted run leaves what was there; a symbolic link is
 // followed, so its target gets the output and the link stays; a device or
 // named pipe (/dev/null, a FIFO) is written in place, never replaced by a
-// regular file; and so is a name of one of the process's descriptors
-// (/dev/stdout, /dev/stderr, /dev/fd/N), whatever it is open on (`--out
-// /dev/stdout >> log` appends to log, where replacing what /dev/stdout
-// resolves to would replace log).
+// regular file; and so is a name of standard output or error (/dev/stdout,
+// /dev/stderr, /dev/fd/1), whatever it is open on (`--out /dev/stdout >>
+// log` appends to log, where replacing what /dev/stdout resolves to would
+// replace log). Another descriptor's name (/dev/fd/9, /dev/stdin) is
+// refused: it may be one the process opened itself, a store's WAL.
 
 import (
 	"bufio"
@@ -43,11 +44,14 @@ type outFile struct {
 }
 
 // descriptorOf returns the descriptor that path names when it names one of
-// the process's open descriptors: /dev/stdout (1), /dev/stderr (2),
-// /dev/fd/N or /proc/self/fd/N (N ≥ 1).
+// the process's descriptors: /dev/stdout (1), /dev/stderr (2), /dev/fd/N
+// or /proc/self/fd/N (N ≥ 0; /dev/stdin is 0). createOutput takes 1 and 2
+// only.
 func descriptorOf(path string) (int, bool) {
 	p := filepath.Clean(path)
 	switch p {
+	case "/dev/stdin":
+		return 0, true
 	case "/dev/stdout":
 		return 1, true
 	case "/dev/stderr":
@@ -55,7 +59,7 @@ func descriptorOf(path string) (int, bool) {
 	}
 	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
 		if rest, ok := strings.CutPrefix(p, dir); ok {
-			if n, err := strconv.Atoi(rest); err == nil && n >= 1 {
+			if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
 				return n, true
 			}
 		}
@@ -72,17 +76,16 @@ func createOutput(flag, path string) (*outFile, error) {
 		// written in place, as the shell opened it (appending after
 		// `>>`); replacing what it resolves to would replace the
 		// redirected file.
+		// Only the standard ones: any other descriptor may be one this
+		// process opened itself (a store's WAL, for report --html
+		// /dev/fd/9), and writing there would destroy it.
 		switch fd {
 		case 1:
 			return &outFile{Writer: os.Stdout, flag: flag, direct: os.Stdout, std: true}, nil
 		case 2:
 			return &outFile{Writer: os.Stderr, flag: flag, direct: os.Stderr, std: true}, nil
 		}
-		f := os.NewFile(uintptr(fd), path)
-		if _, err := f.Stat(); err != nil {
-			return nil, fmt.Errorf("%s %s: not an open descriptor: %w", flag, path, err)
-		}
-		return &outFile{Writer: f, flag: flag, direct: f}, nil
+		return nil, fmt.Errorf("%s %s: of the process's descriptors only standard output (/dev/stdout, /dev/fd/1) and standard error (/dev/stderr, /dev/fd/2) can be named; redirect one of them, or name a file", flag, path)
 	}
 	target, fi, err := resolveOutput(path)
 	if err != nil {

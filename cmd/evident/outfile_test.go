@@ -302,3 +302,19 @@ func TestOutputsNamingADescriptorAppendWhereTheShellSaid(t *testing.T) {
 		})
 	}
 }
+
+// A descriptor other than standard output and error is refused, before
+// anything is written: it may be one the command opened itself (report
+// --html /dev/fd/9 wrote into the store's WAL and destroyed the store).
+func TestOutputsNamingAnotherDescriptorAreRefused(t *testing.T) {
+	for _, path := range []string{"/dev/fd/9", "/proc/self/fd/3", "/dev/stdin", "/dev/fd/0"} {
+		o, err := createOutput("--html", path)
+		if err == nil {
+			o.cleanup()
+			t.Fatalf("%s: accepted", path)
+		}
+		if !strings.Contains(err.Error(), "only standard output") {
+			t.Fatalf("%s: %v, want the refusal naming standard output and error", path, err)
+		}
+	}
+}
