@@ -65,23 +65,8 @@ func TestImportedRun(t *testing.T) {
 	t.Run("a run committed before its import is refused and rolled back", func(t *testing.T) {
 		db := openMem(t)
 		turns, recs := synthSet(3)
-		im, err := db.BeginImport(ctx, "x")
-		if err != nil {
-			t.Fatal(err)
-		}
+		im, w := importing(t, ctx, db, "x", turns, recs, nil, nil)
 		defer im.Rollback()
-		w, err := im.BeginRun(testMeta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range turns {
-			if err := im.AddTurn(&turns[i]); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Add(recs[i], &turns[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
 		if _, err := w.Commit(tallyOf(recs, 0)); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("Commit before the import's: %v, want ErrInvalid", err)
 		}

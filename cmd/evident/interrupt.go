@@ -19,14 +19,15 @@ import (
 // interruptible returns ctx cancelled by the first SIGINT or SIGTERM, so
 // that a run stops through its context and its deferred cleanups remove
 // pending outputs and temporary files; a second signal ends the process at
-// once (exit status 130, pending outputs removed, no other cleanup). A run that has not returned stopGrace after the signal and
-// used almost no CPU in it (blocked in a system call; see stopping) has its
-// pending outputs removed and the process exits with status 130
-// (interruptedExit); one still working is waited for, period after period,
-// with a note on stderr. Interrupted runs also report
-// through interrupted. While it runs, a write to a closed pipe on stdout or stderr
-// fails with EPIPE instead of killing the process with SIGPIPE (os/signal),
-// so that error takes the same way out. Call stop when done.
+// once (exit status 130, pending outputs removed, no other cleanup). A run
+// that has not returned stopGrace after the signal and used almost no CPU
+// in it (blocked in a system call; see stopping) has its pending outputs
+// removed and the process exits with status 130 (interruptedExit); one
+// still working is waited for, period after period, with a note on stderr.
+// Interrupted runs also report through interrupted. While it runs, a write
+// to a closed pipe on stdout or stderr fails with EPIPE instead of killing
+// the process with SIGPIPE (os/signal), so that error takes the same way
+// out. Call stop when done.
 func interruptible(parent context.Context) (_ context.Context, stop func()) {
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	finished := make(chan struct{})
@@ -48,11 +49,13 @@ func interruptible(parent context.Context) (_ context.Context, stop func()) {
 		again := make(chan os.Signal, 1)
 		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 		stopSignals()
-		go exitOnSecond(again, finished, func(sig os.Signal) {
+		// exitNow removes the pending outputs, says why and exits.
+		exitNow := func(format string, args ...any) {
 			removePending()
-			fmt.Fprintf(os.Stderr, "evident: %v again, exiting at once\n", sig)
+			fmt.Fprintf(os.Stderr, format, args...)
 			os.Exit(interruptedExit)
-		})
+		}
+		go exitOnSecond(again, finished, func(sig os.Signal) { exitNow("evident: %v again, exiting at once\n", sig) })
 		// A run blocked in a system call (opening a named pipe nobody
 		// writes, writing to a pipe nobody reads) never sees the
 		// cancellation: watchStop ends it.
@@ -60,9 +63,7 @@ func interruptible(parent context.Context) (_ context.Context, stop func()) {
 		watchStop(finished, stopGrace, cputime.Process, func() {
 			fmt.Fprintf(os.Stderr, "evident: %v; still stopping (cleaning up: a store rolls back what the import wrote); a second Ctrl-C exits at once and leaves that to the next command that opens the store\n", cause)
 		}, func() {
-			removePending()
-			fmt.Fprintf(os.Stderr, "evident: %v; the run did not stop within %v (blocked on a file?), exiting\n", cause, stopGrace)
-			os.Exit(interruptedExit)
+			exitNow("evident: %v; the run did not stop within %v (blocked on a file?), exiting\n", cause, stopGrace)
 		})
 	}()
 	pipe := make(chan os.Signal, 1)
