@@ -1,5 +1,11 @@
 package persona
 
+import (
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+)
+
 // Verdict is one of the five verdict values of the seed's output schema, used
 // verbatim in code, output and screen (seed 000; spec persona.md "What it is for").
 type Verdict string
@@ -25,6 +31,23 @@ func (v Verdict) Valid() bool {
 		return true
 	}
 	return false
+}
+
+// ParseVerdict reads a verdict value that a model wrote (the verdict of a
+// summarizer's answer, persona/summarize): s is NFC-normalised
+// (golang.org/x/text/unicode/norm) and trimmed of surrounding white space
+// (strings.TrimSpace), then compared verbatim with the five values (spec
+// persona.md: "Text is NFC-normalised before any rule"; automatic check 1,
+// "verdict is one of the five"). It returns that value and true, or "" and
+// false when the result is not one of the five: a value with anything more
+// (another word, a mark, an inner space) is still refused. The work is linear
+// in len(s).
+func ParseVerdict(s string) (Verdict, bool) {
+	v := Verdict(strings.TrimSpace(norm.NFC.String(s)))
+	if !v.Valid() {
+		return "", false
+	}
+	return v, true
 }
 
 // The two speech styles of the card's honorific_rule and of rule_observed.

@@ -31,7 +31,9 @@
 //
 //  1. discards the answer — the record keeps the rule's summary and evidence —
 //     when it is not a JSON object ("discarded: malformed JSON"), when its
-//     verdict is not one of the five ("discarded: check 1"), when it does not
+//     verdict, NFC-normalised and trimmed of surrounding white space
+//     (persona.ParseVerdict), is not one of the five ("discarded: check 1";
+//     the answer is read with that value from then on), when it does not
 //     validate against the seed's schema ("discarded: schema"), when its
 //     verdict differs from the rule's ("discarded: verdict differs": the
 //     verdict belongs to the rules), or when turn_id, session_id,

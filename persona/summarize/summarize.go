@@ -156,9 +156,23 @@ func (s *Summarizer) Decide(rule *persona.Record, cx persona.Context, answer jso
 	if err := json.Unmarshal(answer, &obj); err != nil || obj == nil {
 		return discard("malformed JSON", "the answer is not a JSON object")
 	}
-	var verdict string
-	if err := json.Unmarshal(obj["verdict"], &verdict); err != nil || !persona.Verdict(verdict).Valid() {
+	// Check 1 on the value as the rules would read it: NFC and trimmed
+	// (persona.ParseVerdict); the answer then carries that value, so that
+	// the schema's enum and the comparison with the rule's verdict see it.
+	var raw string
+	verdict, ok := persona.Verdict(""), false
+	if err := json.Unmarshal(obj["verdict"], &raw); err == nil {
+		verdict, ok = persona.ParseVerdict(raw)
+	}
+	if !ok {
 		return discard(persona.CheckVerdict.Label(), fmt.Sprintf("verdict %s is not one of the five", compact(obj["verdict"])))
+	}
+	if string(verdict) != raw {
+		obj["verdict"], _ = json.Marshal(string(verdict)) // a string always marshals
+		var err error
+		if answer, err = json.Marshal(obj); err != nil {
+			return discard("malformed JSON", err.Error())
+		}
 	}
 	if err := persona.ValidateJSON(answer); err != nil {
 		return discard("schema", err.Error())
