@@ -56,8 +56,14 @@ func TestATurnListReadsBackAndItsChangelogValueIsTheStatesJSON(t *testing.T) {
 	}
 
 	reply := "동생 도윤이가 있어."
-	st := live.State{Turns: 7, Latest: &live.Stamp{TurnID: "T-1", CreatedAt: "2026-10-03T21:00:00+09:00"},
-		Mentions: map[string]*live.Firsts{"도윤": {ByArrival: live.Mention{TurnID: "T-1", ReplyText: &reply}, ByTime: live.Mention{TurnID: "T-1", ReplyText: &reply}}}}
+	r := live.Restore(live.Header{Turns: 7, Latest: &live.Stamp{TurnID: "T-1", CreatedAt: "2026-10-03T21:00:00+09:00"}})
+	r.Cite(live.Cited{Seq: 0, TurnID: "T-1", ReplyText: &reply})
+	r.Mention("도윤", live.Firsts{ByArrival: 0, ByTime: 0})
+	pst, err := r.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := *pst
 	lb, err := json.Marshal(&st)
 	if err != nil {
 		t.Fatal(err)

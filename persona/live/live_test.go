@@ -112,7 +112,7 @@ func TestLiveRecordsEqualBatchRecordsOnTheDemoLog(t *testing.T) {
 			}
 		}
 		h := st.History(tu)
-		pos := st.Turns
+		pos := st.Header().Turns
 		rec, o, err := live.Step(j, &st, tu)
 		if errors.Is(err, persona.ErrUnknownCharacter) {
 			if _, ok := want[tu.TurnID]; ok {
@@ -138,9 +138,15 @@ func TestLiveRecordsEqualBatchRecordsOnTheDemoLog(t *testing.T) {
 			recalls++
 		}
 		judged++
+		if o.Change.Seq != pos {
+			t.Fatalf("%s: change at seq %d, want %d", tu.TurnID, o.Change.Seq, pos)
+		}
 		b, err := json.Marshal(&st)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(b) != st.Bytes() {
+			t.Fatalf("%s: stored form %d bytes, Bytes %d", tu.TurnID, len(b), st.Bytes())
 		}
 		states[tu.SessionID] = b
 	}
@@ -157,7 +163,7 @@ func ptr(s string) *string { return &s }
 var cardsJSON = `[{"character_id":"C1","name":"하나","honorific_rule":"반말","first_person":"나",
  "canon_entities":["도윤","물새섬"],"forbidden_topics":[],"entity_roles":[{"role":"동생","entity":"도윤"}]}]`
 
-func smallJudge(t *testing.T) *persona.Judge {
+func smallJudge(t testing.TB) *persona.Judge {
 	t.Helper()
 	cards := ingest.NewTable("cards.json", ingest.JSONArray, func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(cardsJSON)), nil })
 	lex := ingest.NewTable("lexicon.csv", ingest.CSV, func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("term,topic\n")), nil })
@@ -202,8 +208,8 @@ func TestALateTurnIsJudgedAgainstWhatArrivedBeforeItAndItsHedgeSaysSo(t *testing
 	if rec.Hedge == nil || !strings.Contains(*rec.Hedge, "이미 판정한 회차 T2보다 이르지만 늦게 도착해") {
 		t.Fatalf("hedge %v does not say the turn arrived late", rec.Hedge)
 	}
-	if st.Latest.TurnID != "T2" || st.Turns != 3 {
-		t.Fatalf("state latest %+v turns %d, want T2 and 3", st.Latest, st.Turns)
+	if h := st.Header(); h.Latest.TurnID != "T2" || h.Turns != 3 {
+		t.Fatalf("state latest %+v turns %d, want T2 and 3", h.Latest, h.Turns)
 	}
 }
 
@@ -254,8 +260,8 @@ func TestAnUnknownCharacterIsRejectedAndLeavesTheStateUnchanged(t *testing.T) {
 	if _, _, err := live.Step(j, &st, tu); !errors.Is(err, persona.ErrUnknownCharacter) {
 		t.Fatalf("err %v, want ErrUnknownCharacter", err)
 	}
-	if st.Turns != 0 || st.Mentions != nil || st.Latest != nil {
-		t.Fatalf("state changed: %+v", st)
+	if got := string(st.AppendJSON(nil)); got != `{"turns":0}` {
+		t.Fatalf("state changed: %s", got)
 	}
 }
 
