@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"evident/internal/testenv"
 )
 
 // The import rules of the layout (README "Import graph"; issue 12): the
@@ -56,6 +57,9 @@ func violation(pkg, imp string) string {
 	if !strings.HasPrefix(imp, "evident/") {
 		return ""
 	}
+	if imp == "evident/internal/testenv" { // test plumbing: Imports lists non-test imports only
+		return "non-test code imports the tests' plumbing (internal/testenv)"
+	}
 	if strings.HasPrefix(imp, "evident/internal/") { // shared plumbing (backoff, data URIs): a leaf anyone may use
 		return ""
 	}
@@ -88,13 +92,7 @@ func violation(pkg, imp string) string {
 // TestImportGraph checks every package's imports (go list -json ./...)
 // against the layout's rules.
 func TestImportGraph(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-			t.Fatal("the go command is needed to list the import graph")
-		}
-		t.Skip("the go command is not on PATH; skipping the import-graph check")
-	}
+	goBin := testenv.Program(t, "go", "golang-go", "the import-graph check lists the packages with go list")
 	cmd := exec.Command(goBin, "list", "-json", "./...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -167,6 +165,7 @@ func TestImportRules(t *testing.T) {
 		{"standard library imports are free", "evident/persona", "encoding/json", false},
 		{"shared plumbing may be imported by llm", "evident/llm", "evident/internal/backoff", false},
 		{"shared plumbing imports nothing else of evident", "evident/internal/backoff", "evident/persona", true},
+		{"non-test code may not import the tests' plumbing", "evident/cmd/evident", "evident/internal/testenv", true},
 		{"the live judge may not import the store", "evident/persona/live", "evident/store", true},
 		{"the Kafka adapter may import the live judge", "evident/kafka", "evident/persona/live", false},
 		{"the Kafka adapter may not import the store", "evident/kafka", "evident/store", true},

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"image"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"evident/internal/testenv"
 )
 
 // ihdr returns the width, height, bit depth and colour type of a PNG's IHDR
@@ -59,13 +60,7 @@ func TestPNGFilesAreRGB(t *testing.T) {
 		checkBlock(t, decodePNG(t, buf.Bytes()), 20, 20, Magenta, "magenta cell")
 	})
 	t.Run("numpy reads a written frame as shape (512, 512, 3)", func(t *testing.T) {
-		py := "/usr/bin/python3"
-		if err := exec.Command(py, "-c", "import numpy, PIL").Run(); err != nil {
-			if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-				t.Fatalf("EVIDENT_REQUIRE_ALL=1 but %s with numpy and PIL is missing: %v", py, err)
-			}
-			t.Skipf("skipping: %s with numpy and PIL (Debian python3-numpy python3-pil) not available: %v", py, err)
-		}
+		py := testenv.Python(t, "python3 python3-numpy python3-pil", "numpy reads the written PNG", "numpy", "PIL")
 		path := filepath.Join(t.TempDir(), "f.png")
 		if err := gamePattern(t).WritePNGFile(path); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"evident/arc/frame"
+	"evident/internal/testenv"
 )
 
 func TestPythonIndent(t *testing.T) {
@@ -39,13 +40,7 @@ func TestPythonIndent(t *testing.T) {
 		})
 	}
 	t.Run("the output equals Python's json.dumps(json.loads(s), indent=2, sort_keys=True)", func(t *testing.T) {
-		py := "/usr/bin/python3"
-		if err := exec.Command(py, "-c", "import json").Run(); err != nil {
-			if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-				t.Fatalf("EVIDENT_REQUIRE_ALL=1 but %s is missing: %v", py, err)
-			}
-			t.Skipf("skipping: %s not available: %v", py, err)
-		}
+		py := testenv.Python(t, "python3", "Python's json module is the reference")
 		for _, tc := range tests {
 			out, err := exec.Command(py, "-c", "import json,sys; sys.stdout.write(json.dumps(json.loads(sys.argv[1]), indent=2, sort_keys=True))", tc.in).Output()
 			if err != nil {

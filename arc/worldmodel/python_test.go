@@ -12,6 +12,7 @@ import (
 
 	"evident/arc/verify"
 	"evident/arc/worldmodel"
+	"evident/internal/testenv"
 )
 
 // auxFiles are the Python dot-game model plus testdata/pyaux: a helper
@@ -39,11 +40,7 @@ func needSciPy(t *testing.T, py string) {
 	if exec.Command(py, "-c", "import scipy.ndimage, networkx").Run() == nil {
 		return
 	}
-	msg := py + " lacks scipy or networkx: install them (Debian: apt-get install python3-scipy python3-networkx) to run this test"
-	if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Missing(t, "%s lacks scipy or networkx: install them (Debian: apt-get install -y python3-scipy python3-networkx) to run this test", py)
 }
 
 // TestPythonModelUsesBaselineModules: a model split into a helper module,

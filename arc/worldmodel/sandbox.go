@@ -97,6 +97,24 @@ func commandDirs(command string) []string {
 	return out
 }
 
+// GuardRailNotice is the line (newline included) that a Subprocess in
+// SandboxAuto mode writes to its Notice on this machine: "" where bubblewrap
+// works here, else "world model: WHY; running the model program in
+// guard-rail mode (no sandbox)\n", WHY naming what is missing ("bwrap not
+// found (Debian: apt-get install bubblewrap)") or failing. The probe runs
+// once per process.
+func GuardRailNotice() string {
+	_, why := probeBwrap()
+	if why == "" {
+		return ""
+	}
+	return guardRailNotice(why)
+}
+
+func guardRailNotice(why string) string {
+	return "world model: " + why + "; running the model program in guard-rail mode (no sandbox)\n"
+}
+
 // chooseSandbox decides the runtime's confinement: argv wraps the "sh -c
 // command" argv (nil for guard-rail mode); notice is written when auto
 // falls back.
@@ -114,7 +132,7 @@ func chooseSandbox(mode SandboxMode, spec sandboxSpec, notice io.Writer) (wrap [
 			return nil, "", fmt.Errorf("worldmodel: sandbox bwrap: %s", why)
 		}
 		if notice != nil {
-			fmt.Fprintf(notice, "world model: %s; running the model program in guard-rail mode (no sandbox)\n", why)
+			io.WriteString(notice, guardRailNotice(why))
 		}
 		return nil, sandboxNameGuard, nil
 	}

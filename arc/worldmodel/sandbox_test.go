@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"evident/internal/testenv"
 )
 
 // needBwrap skips without a working bubblewrap, or fails under
@@ -21,11 +23,7 @@ import (
 func needBwrap(t *testing.T) {
 	t.Helper()
 	if _, why := bwrapUsable(); why != "" {
-		msg := "no sandbox: " + why + "; the bubblewrap tests need bwrap that can create namespaces"
-		if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-			t.Fatal(msg + " (EVIDENT_REQUIRE_ALL=1 turns this skip into a failure)")
-		}
-		t.Skip(msg)
+		testenv.Missing(t, "no sandbox: %s; the bubblewrap tests need bwrap that can create namespaces", why)
 	}
 }
 

@@ -21,17 +21,13 @@ import (
 
 	"evident/arc/agent"
 	"evident/arc/games"
+	"evident/internal/testenv"
 )
 
+// gitTool skips without git on PATH (or fails when EVIDENT_REQUIRE_ALL=1).
 func gitTool(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		msg := "no git on PATH: the controller snapshots the workspace with git (apt-get install -y git)"
-		if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.Program(t, "git", "git", "the controller snapshots the workspace with git")
 }
 
 func TestAgentControllerPlaysTrekToTheWinWithTheScriptedAgent(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"evident/arc/games"
+	"evident/internal/testenv"
 )
 
 var (
@@ -70,19 +71,10 @@ func evidentBin(t *testing.T) string {
 
 // python3 finds the first python3 on PATH; the launchers need only the
 // standard library. Without one the test skips, or fails when
-// EVIDENT_REQUIRE_ALL=1.
+// EVIDENT_REQUIRE_ALL=1 (internal/testenv).
 func python3(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("python3")
-	if err == nil {
-		return p
-	}
-	msg := "no python3 on PATH: the workspace launchers are Python 3 scripts (apt-get install -y python3)"
-	if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-		t.Fatal(msg + " (EVIDENT_REQUIRE_ALL=1 turns this skip into a failure)")
-	}
-	t.Skip(msg)
-	return ""
+	return testenv.Program(t, "python3", "python3", "the workspace launchers are Python 3 scripts")
 }
 
 // launchWS is an `evident arc init` workspace playing on a local server.

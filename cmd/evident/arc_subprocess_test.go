@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,26 +11,16 @@ import (
 	"evident/arc/client"
 	"evident/arc/games"
 	"evident/arc/verify"
+	"evident/arc/worldmodel"
+	"evident/internal/testenv"
 )
 
-// The --model-cmd tests with Python need a python3 that imports numpy
-// (Debian: python3-numpy); without one they skip, or fail when
-// EVIDENT_REQUIRE_ALL=1.
-
-// pythonCmd returns "PYTHON {adapter}" for a python3 that imports numpy.
+// pythonCmd returns "PYTHON {adapter}" for a python3 that imports numpy
+// (the --model-cmd python tests); without one the test skips, or fails
+// when EVIDENT_REQUIRE_ALL=1 (internal/testenv).
 func pythonCmd(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import numpy").Run() == nil {
-			return p + " {adapter}"
-		}
-	}
-	msg := "no python3 with numpy: install it (Debian: apt-get install python3-numpy) to run the --model-cmd python tests"
-	if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return testenv.Python(t, "python3 python3-numpy", "the --model-cmd python tests run the adapter", "numpy") + " {adapter}"
 }
 
 // copyFiles copies the files of dir into ws.
@@ -59,8 +48,10 @@ func TestArcModelCmdVerify(t *testing.T) {
 	for _, rm := range []string{"world_model_engine.star", "world_model_state_io.star", "world_model_main_planner.star"} {
 		os.Remove(filepath.Join(ws, rm)) // the Python model alone
 	}
+	// stderr holds only the sandbox's notice where bubblewrap is missing
+	// (worldmodel.GuardRailNotice, "" where it works).
 	out, errOut, code := arc(t, "verify", "--workspace", ws, "--model-cmd", py)
-	if code != 0 || out != "level 1 verified\nlevel 2 verified\nlevels 1..2 verification passed\n" || errOut != "" {
+	if code != 0 || out != "level 1 verified\nlevel 2 verified\nlevels 1..2 verification passed\n" || errOut != worldmodel.GuardRailNotice() {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	out, errOut, code = arc(t, "planner", "verify", "--workspace", ws, "--model-cmd", py)

@@ -10,17 +10,14 @@ import (
 	"testing"
 
 	"evident/crystal/embedder"
+	"evident/internal/testenv"
 )
 
 // onnxMissing skips, or fails under EVIDENT_REQUIRE_ALL=1, like the embed
 // package's onnx tests.
 func onnxMissing(t *testing.T, msg string) {
 	t.Helper()
-	msg += ` (set up with: eval "$(bash .ci/onnx-setup.sh | tail -n 1)")`
-	if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Missing(t, "%s (set up with: eval \"$(bash .ci/onnx-setup.sh | tail -n 1)\")", msg)
 }
 
 func TestCrystalScoreONNX(t *testing.T) {

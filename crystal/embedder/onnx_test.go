@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"evident/internal/testenv"
 )
 
 // The tests need two things from outside the module: ONNX Runtime's shared
@@ -29,11 +31,7 @@ import (
 
 func missing(t testing.TB, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...) + " (set up with: eval \"$(bash .ci/onnx-setup.sh | tail -n 1)\")"
-	if os.Getenv("EVIDENT_REQUIRE_ALL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Missing(t, "%s (set up with: eval \"$(bash .ci/onnx-setup.sh | tail -n 1)\")", fmt.Sprintf(format, args...))
 }
 
 // python returns a Python 3 interpreter that can import onnx and numpy.
