@@ -24,22 +24,41 @@ type cardRules struct {
 	expected  string          // rule_expected
 	canon     map[string]bool // canon_entities
 	forbidden map[string]bool // forbidden_topics, as a set (not per lexicon row: cards × rows can be large)
+	roles     *matcher        // the entity_roles roles, in card order; nil for at most smallRoles roles
 }
+
+// smallRoles is the most entity_roles a card's recall rule reads with one
+// strings.Contains per role (at most 8 passes over the message, linear in it)
+// instead of building the card an automaton, which costs about 800 bytes for
+// a card of five roles (50,000 such cards: 40 MB more for the judge).
+const smallRoles = 8
 
 // NewJudge prepares a judge. cards must have unique character_id (the
 // reader's job; a repeat is an error naming it); profile nil means
-// speech.Seed().
+// speech.Seed(). The lexicon's terms and each card's entity_roles roles are
+// compiled here, once, into automata (matcher.go) that rules 3 and 4 read a
+// text with in one pass; an error names the table (and the card) whose
+// strings hold more than 2 GiB in all.
 func NewJudge(cards []Card, lexicon []LexiconRow, profile *speech.Profile) (*Judge, error) {
 	if profile == nil {
 		profile = speech.Seed()
 	}
-	j := &Judge{profile: profile, lexicon: NewLexicon(lexicon), cards: make(map[string]*cardRules, len(cards)),
+	lex, err := NewLexicon(lexicon)
+	if err != nil {
+		return nil, err
+	}
+	j := &Judge{profile: profile, lexicon: lex, cards: make(map[string]*cardRules, len(cards)),
 		memo: &summaryMemo{seed: maphash.MakeSeed()}}
 	for _, c := range cards {
 		if _, dup := j.cards[c.CharacterID]; dup {
 			return nil, fmt.Errorf("character_card: duplicate character_id %q", c.CharacterID)
 		}
 		cr := &cardRules{Card: c, expected: c.HonorificRule + " · " + c.FirstPerson, canon: map[string]bool{}}
+		if len(c.EntityRoles) > smallRoles {
+			if cr.roles, err = newMatcher(len(c.EntityRoles), func(i int) string { return c.EntityRoles[i].Role }); err != nil {
+				return nil, fmt.Errorf("character_card %q: entity_roles: %w", c.CharacterID, err)
+			}
+		}
 		for _, e := range c.CanonEntities {
 			cr.canon[e] = true
 		}
@@ -52,17 +71,28 @@ func NewJudge(cards []Card, lexicon []LexiconRow, profile *speech.Profile) (*Jud
 	return j, nil
 }
 
-// recallAsked returns the first entity_roles row of c whose role occurs
-// verbatim in t's user_message (spec persona.md rule 4); "" when none or the
-// message is null. It does not look at user_asked_recall.
+// recallAsked returns the first entity_roles row of c (in card order) whose
+// role occurs verbatim in t's user_message (spec persona.md rule 4); "" when
+// none or the message is null. An empty role never occurs. It does not look
+// at user_asked_recall. A card of more than smallRoles roles has the message
+// read once by its roles automaton, built by NewJudge: O(len(user_message))
+// whatever the number of roles; a smaller one makes at most smallRoles
+// strings.Contains passes.
 func (c *cardRules) recallAsked(t *Turn) (role, entity string) {
 	if t.UserMessage == nil {
 		return "", ""
 	}
-	for _, er := range c.EntityRoles {
-		if er.Role != "" && strings.Contains(*t.UserMessage, er.Role) {
-			return er.Role, er.Entity
+	if c.roles == nil {
+		for _, er := range c.EntityRoles {
+			if er.Role != "" && strings.Contains(*t.UserMessage, er.Role) {
+				return er.Role, er.Entity
+			}
 		}
+		return "", ""
+	}
+	if i, ok := c.roles.earliest(*t.UserMessage); ok {
+		er := c.EntityRoles[i]
+		return er.Role, er.Entity
 	}
 	return "", ""
 }
