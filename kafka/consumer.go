@@ -92,6 +92,8 @@ package kafka
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -99,12 +101,17 @@ import (
 	"io"
 	"log"
 	"maps"
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -115,9 +122,26 @@ import (
 	"evident/persona/live"
 )
 
-// MaxRecordBytes caps one input record's value; a larger one is a dead
-// letter.
-const MaxRecordBytes = 1 << 20
+// The defaults of Config's size and time limits (package doc, "Bounded by
+// construction").
+const (
+	// DefaultMaxMessageBytes is Config.MaxMessageBytes when 0: a little
+	// under Kafka's default max.message.bytes (1,048,588) and franz-go's
+	// default batch cap (1,000,012), so that a default topic takes every
+	// record the consumer writes.
+	DefaultMaxMessageBytes = 1_000_000
+	// DefaultDeadValueBytes is Config.DeadValueBytes when 0 (64 KiB).
+	DefaultDeadValueBytes = 64 << 10
+	// DefaultBrokerTimeout is Config.BrokerTimeout when 0.
+	DefaultBrokerTimeout = 15 * time.Second
+)
+
+// A dead letter's key and reason are cut to these many bytes (its value to
+// Config.DeadValueBytes).
+const (
+	deadKeyBytes    = 1 << 10
+	deadReasonBytes = 1 << 10
+)
 
 // Config configures a Consumer.
 type Config struct {
@@ -149,6 +173,40 @@ type Config struct {
 	// CacheSessions bounds the session states kept decoded in memory (an LRU
 	// in front of the local store); 0 means DefaultCacheSessions.
 	CacheSessions int
+	// CacheBytes bounds the stored size (persona/live.State.Bytes) of the
+	// cached states together; 0 means DefaultCacheBytes.
+	CacheBytes int
+	// Limits bound a row (distinct names, bytes of reply_text plus
+	// user_message) and a session's state (its stored JSON), as for the
+	// live API (persona/live.Limits; zero fields are the defaults: 1,000
+	// names, 1 MiB, 2 MiB). A row over one is a dead letter naming the limit
+	// and the row, and the state is unchanged. The state limit is lowered,
+	// per session, to what a state record within MaxMessageBytes holds
+	// (about 1 MB with the defaults). An input record's value may hold at
+	// most MaxRowBytes plus 1 MiB.
+	Limits live.Limits
+	// MaxMessageBytes bounds every record the consumer writes (verdicts,
+	// state records, dead letters), in bytes as the broker counts a batch
+	// of one record against max.message.bytes; 0 means
+	// DefaultMaxMessageBytes. It is also the producer's batch cap
+	// (kgo.ProducerBatchMaxBytes), so the output, state and dead-letter
+	// topics must take batches of this size (their max.message.bytes at
+	// least this); a record that would be larger is never produced: its
+	// input row is a dead letter naming the limit. It must hold the
+	// largest dead letter (DeadValueBytes plus at most 3 KiB and the input
+	// topic's name; New says so otherwise), and at most 1 GiB.
+	MaxMessageBytes int
+	// DeadValueBytes is how much of a rejected record's value its dead
+	// letter carries (the first DeadValueBytes bytes; headers
+	// "original_size" and "original_sha256" give the whole value's size and
+	// SHA-256); 0 means DefaultDeadValueBytes.
+	DeadValueBytes int
+	// BrokerTimeout bounds every wait on the brokers: a reachability check
+	// before the group is joined and after each idle third of it, each
+	// produce's acknowledgements, each commit, each step of a restore. Run
+	// stops with an error naming the brokers or the topic when it runs out;
+	// 0 means DefaultBrokerTimeout.
+	BrokerTimeout time.Duration
 	// Log receives one line per dead letter and per restore; nil discards.
 	Log *log.Logger
 	// Opts are more franz-go options for the client (TLS, SASL, timeouts).
@@ -165,23 +223,28 @@ type Config struct {
 	// onRestored, when set (tests), is called after a restore with the
 	// number of changelog records it read.
 	onRestored func(parts []int32, read int)
+	// afterStep, when set (tests), is called after each successful Step,
+	// before its record is encoded.
+	afterStep func(t *persona.Turn)
 }
 
-// sessionState is what the changelog keeps per session: the live state and
-// the digest of every judged turn_id. Pending, the records of turns not yet
-// committed, was written by earlier versions; it is read and ignored (a turn
-// in a state has had its verdict produced already).
+// sessionState is a state record's value: the session's live state
+// (persona/live's stored form). Turns, each judged turn_id's digest, was
+// written by versions before turn records (and Pending, the records of turns
+// not yet committed, before the local store); both are read (Pending
+// ignored: a turn in a state has had its verdict produced).
 type sessionState struct {
 	Live    live.State        `json:"live"`
-	Turns   map[string]string `json:"turns"`
+	Turns   map[string]string `json:"turns,omitempty"`
 	Pending map[string]string `json:"pending,omitempty"`
 }
 
 // Consumer is one member of the judge's consumer group. Create it with New,
 // run it with Run, release it with Close.
 type Consumer struct {
-	cfg Config
-	cl  *kgo.Client
+	cfg    Config
+	limits live.Limits // cfg.Limits, resolved
+	cl     *kgo.Client
 
 	mu     sync.Mutex
 	stores map[int32]*localStore // by assigned input partition
@@ -219,7 +282,31 @@ func New(cfg Config) (*Consumer, error) {
 	if cfg.CacheSessions <= 0 {
 		cfg.CacheSessions = DefaultCacheSessions
 	}
-	c := &Consumer{cfg: cfg, stores: map[int32]*localStore{}, cache: newLRU(cfg.CacheSessions), errc: make(chan error, 1)}
+	if cfg.CacheBytes <= 0 {
+		cfg.CacheBytes = DefaultCacheBytes
+	}
+	if err := cfg.Limits.Check(); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	if cfg.MaxMessageBytes == 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.DeadValueBytes == 0 {
+		cfg.DeadValueBytes = DefaultDeadValueBytes
+	}
+	if cfg.BrokerTimeout <= 0 {
+		cfg.BrokerTimeout = DefaultBrokerTimeout
+	}
+	if cfg.DeadValueBytes < 0 || cfg.MaxMessageBytes < 0 {
+		return nil, fmt.Errorf("kafka: the message limit (%d bytes) and the dead-letter value cap (%d bytes) must be positive", cfg.MaxMessageBytes, cfg.DeadValueBytes)
+	}
+	switch least := batchBytes(largestDeadLetter(&cfg)); {
+	case cfg.MaxMessageBytes > 1<<30:
+		return nil, fmt.Errorf("kafka: the message limit is %d bytes; Kafka takes at most %d", cfg.MaxMessageBytes, 1<<30)
+	case cfg.MaxMessageBytes < least:
+		return nil, fmt.Errorf("kafka: the message limit of %d bytes cannot hold a dead letter carrying %d bytes of its value (%d bytes with its key, reason and headers): raise the limit or lower the dead-letter value cap", cfg.MaxMessageBytes, cfg.DeadValueBytes, least)
+	}
+	c := &Consumer{cfg: cfg, limits: cfg.Limits.Resolved(), stores: map[int32]*localStore{}, cache: newLRU(cfg.CacheSessions, cfg.CacheBytes), errc: make(chan error, 1)}
 	if cfg.StateDir == "" {
 		d, err := os.MkdirTemp("", "evident-consume-state-")
 		if err != nil {
@@ -240,6 +327,8 @@ func New(cfg Config) (*Consumer, error) {
 		kgo.OnPartitionsRevoked(c.dropped),
 		kgo.OnPartitionsLost(c.dropped),
 		kgo.FetchMaxPartitionBytes(32 << 20),
+		kgo.ProducerBatchMaxBytes(int32(cfg.MaxMessageBytes)),
+		kgo.RecordDeliveryTimeout(cfg.BrokerTimeout),
 	}, cfg.Opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -391,12 +480,24 @@ func (c *Consumer) restore(ctx context.Context, cl *kgo.Client, parts []int32) (
 	}
 	defer rc.Close()
 	for len(from) > 0 {
-		fs := rc.PollFetches(ctx)
+		// Each fetch waits at most BrokerTimeout: the offsets to read are
+		// known to exist, so a broker that sends none is not answering.
+		pctx, cancel := context.WithTimeout(ctx, c.cfg.BrokerTimeout)
+		fs := rc.PollFetches(pctx)
+		timedOut := pctx.Err() != nil
+		cancel()
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
+		if timedOut && fs.Empty() {
+			return nil, 0, fmt.Errorf("no changelog records from %s within %v (partitions %v of %d still to read)", c.brokers(), c.cfg.BrokerTimeout, slices.Sorted(maps.Keys(from)), len(parts))
+		}
 		var ferr error
-		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
+		fs.EachError(func(_ string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				ferr = fmt.Errorf("fetch partition %d from %s: %w", p, c.brokers(), err)
+			}
+		})
 		if ferr != nil {
 			return nil, 0, ferr
 		}
@@ -408,22 +509,7 @@ func (c *Consumer) restore(ctx context.Context, cl *kgo.Client, parts []int32) (
 			}
 			ws := make([]localWrite, 0, n)
 			for _, r := range fp.Records {
-				if r.Value == nil {
-					ws = append(ws, localWrite{session: string(r.Key), del: true})
-					continue
-				}
-				var st sessionState
-				if err := json.Unmarshal(r.Value, &st); err != nil {
-					c.cfg.Log.Printf("kafka: %s partition %d offset %d: unreadable state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
-					continue
-				}
-				lb := st.Live.AppendJSON(nil)
-				turns, err := turnListOf(st.Turns)
-				if err != nil {
-					c.cfg.Log.Printf("kafka: %s partition %d offset %d: state of session %q skipped: %v", r.Topic, r.Partition, r.Offset, r.Key, err)
-					continue
-				}
-				ws = append(ws, localWrite{session: string(r.Key), live: lb, turns: turns})
+				ws = c.restoreRecord(ws, r)
 			}
 			last := fp.Records[n-1].Offset
 			if werr = out[fp.Partition].write(ctx, ws, last+1); werr != nil {
@@ -444,6 +530,8 @@ func (c *Consumer) restore(ctx context.Context, cl *kgo.Client, parts []int32) (
 // listOffsets asks the leaders for the offsets of the state topic's
 // partitions at timestamp ts (-1: the end, -2: the start).
 func (c *Consumer) listOffsets(ctx context.Context, cl *kgo.Client, parts []int32, ts int64) (map[int32]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.BrokerTimeout)
+	defer cancel()
 	req := kmsg.NewPtrListOffsetsRequest()
 	t := kmsg.NewListOffsetsRequestTopic()
 	t.Topic = c.cfg.StateTopic
@@ -457,7 +545,7 @@ func (c *Consumer) listOffsets(ctx context.Context, cl *kgo.Client, parts []int3
 	offs := map[int32]int64{}
 	for _, sh := range cl.RequestSharded(ctx, req) {
 		if sh.Err != nil {
-			return nil, sh.Err
+			return nil, fmt.Errorf("offsets from %s: %w", c.brokers(), sh.Err)
 		}
 		resp := sh.Resp.(*kmsg.ListOffsetsResponse)
 		for _, rt := range resp.Topics {
@@ -478,12 +566,26 @@ func (c *Consumer) listOffsets(ctx context.Context, cl *kgo.Client, parts []int3
 }
 
 // Run joins the group and judges until ctx is done (nil is then returned)
-// or producing, committing or restoring fails (the error). Records handled
-// but not committed when it stops are replayed by the next owner of their
-// partition.
+// or an infrastructure failure stops it: no broker answers within
+// Config.BrokerTimeout (before the group is joined, or in an idle check), a
+// topic is missing or not authorized, or producing, committing or restoring
+// fails (the error names the brokers or the topic). A record never stops it:
+// what cannot be judged or written is a dead letter. Records handled but not
+// committed when it stops are replayed by the next owner of their
+// partition, this consumer again after a restart.
 func (c *Consumer) Run(ctx context.Context) error {
+	if err := c.preflight(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	idle := c.cfg.BrokerTimeout / 3
 	for {
-		fs := c.cl.PollRecords(ctx, c.cfg.MaxPollRecords)
+		pctx, cancel := context.WithTimeout(ctx, idle)
+		fs := c.cl.PollRecords(pctx, c.cfg.MaxPollRecords)
+		idled := pctx.Err() != nil && ctx.Err() == nil
+		cancel()
 		select {
 		case err := <-c.errc:
 			return err
@@ -494,7 +596,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 		var ferr error
 		fs.EachError(func(t string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			switch {
+			case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			case t == "":
+				ferr = fmt.Errorf("kafka: group %s on brokers %s: %w", c.cfg.Group, c.brokers(), err)
+			default:
 				ferr = fmt.Errorf("kafka: fetch %s partition %d: %w", t, p, err)
 			}
 		})
@@ -509,25 +615,182 @@ func (c *Consumer) Run(ctx context.Context) error {
 				}
 				return err
 			}
+		} else if idled {
+			if err := c.ping(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
 		}
 		c.cl.AllowRebalance()
 	}
 }
 
-// turnListOf is the turn list (localStore's encoding) of a changelog
-// state's turns, turn_id → hex digest, in turn_id order. The error names a
-// digest that is not 64 hex digits.
-func turnListOf(turns map[string]string) ([]byte, error) {
-	ids := slices.Sorted(maps.Keys(turns))
-	b := make([]byte, 0, len(ids)*(digestLen+24))
-	for _, id := range ids {
-		d, err := decodeDigest(turns[id])
-		if err != nil {
-			return nil, fmt.Errorf("turn %q: %w", id, err)
-		}
-		b = appendTurn(b, id, &d)
+// brokers names the seed brokers, for errors.
+func (c *Consumer) brokers() string { return strings.Join(c.cfg.Brokers, ",") }
+
+// ping checks, within Config.BrokerTimeout, that a broker answers. The error
+// names the seed brokers and how long they were given.
+func (c *Consumer) ping(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, c.cfg.BrokerTimeout)
+	defer cancel()
+	if err := c.cl.Ping(pctx); err != nil {
+		return fmt.Errorf("kafka: no broker of %s answered within %v: %w", c.brokers(), c.cfg.BrokerTimeout, err)
 	}
-	return b, nil
+	return nil
+}
+
+// preflight checks, before the group is joined, that a broker answers and
+// that the four topics exist and are described to this client, and that the
+// state topic has at least as many partitions as the input topic: without
+// it, the group would wait on a missing topic without a word. The error names
+// the brokers or the topic.
+func (c *Consumer) preflight(ctx context.Context) error {
+	if err := c.ping(ctx); err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, c.cfg.BrokerTimeout)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = false
+	roles := []struct{ topic, role string }{
+		{c.cfg.Topic, "input"}, {c.cfg.OutTopic, "output"}, {c.cfg.StateTopic, "state"}, {c.cfg.DeadTopic, "dead-letter"},
+	}
+	for _, r := range roles {
+		t := kmsg.NewMetadataRequestTopic()
+		t.Topic = kmsg.StringPtr(r.topic)
+		req.Topics = append(req.Topics, t)
+	}
+	resp, err := req.RequestWith(pctx, c.cl)
+	if err != nil {
+		return fmt.Errorf("kafka: metadata of the topics from %s: %w", c.brokers(), err)
+	}
+	parts := map[string]int{}
+	errs := map[string]error{}
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			errs[*t.Topic] = err
+			continue
+		}
+		parts[*t.Topic] = len(t.Partitions)
+	}
+	for _, r := range roles {
+		if err := errs[r.topic]; err != nil {
+			return fmt.Errorf("kafka: %s topic %s on %s: %w", r.role, r.topic, c.brokers(), err)
+		}
+		if _, ok := parts[r.topic]; !ok {
+			return fmt.Errorf("kafka: %s topic %s: not in the metadata of %s", r.role, r.topic, c.brokers())
+		}
+	}
+	if parts[c.cfg.StateTopic] < parts[c.cfg.Topic] {
+		return fmt.Errorf("kafka: state topic %s has %d partitions, fewer than the %d of input topic %s: it needs at least as many", c.cfg.StateTopic, parts[c.cfg.StateTopic], parts[c.cfg.Topic], c.cfg.Topic)
+	}
+	return nil
+}
+
+// restoreRecord appends to ws the local store rows of changelog record r
+// (package doc, "Topics and keys"): a session's state, one of its turns, or
+// a tombstone of either. A record that cannot be read is logged and
+// skipped; so is a whole state of an earlier version whose turns do not
+// all read.
+func (c *Consumer) restoreRecord(ws []localWrite, r *kgo.Record) []localWrite {
+	skip := func(what string, err error) []localWrite {
+		c.cfg.Log.Printf("kafka: %s partition %d offset %d: %s skipped: %v", r.Topic, r.Partition, r.Offset, what, err)
+		return ws
+	}
+	if session, turnID, ok := splitTurnKey(r.Key); ok {
+		if r.Value == nil {
+			return append(ws, localWrite{session: session, isTurn: true, turnID: turnID, del: true})
+		}
+		seq, d, err := decodeTurnValue(r.Value)
+		if err != nil {
+			return skip(fmt.Sprintf("turn %s of session %s", quoteCut([]byte(turnID), 200), quoteCut([]byte(session), 200)), err)
+		}
+		return append(ws, localWrite{session: session, isTurn: true, turnID: turnID, seq: seq, digest: d})
+	}
+	session := string(r.Key)
+	if r.Value == nil {
+		return append(ws, localWrite{session: session, del: true})
+	}
+	var st sessionState
+	if err := json.Unmarshal(r.Value, &st); err != nil {
+		return skip(fmt.Sprintf("unreadable state of session %s", quoteCut(r.Key, 200)), err)
+	}
+	// An earlier version's state holds its turns' digests: each becomes a
+	// turn row at seq 0, committed as long as the session has a turn.
+	old := make([]localWrite, 0, len(st.Turns))
+	for _, id := range slices.Sorted(maps.Keys(st.Turns)) {
+		d, err := decodeDigest(st.Turns[id])
+		if err != nil {
+			return skip(fmt.Sprintf("state of session %s", quoteCut(r.Key, 200)), fmt.Errorf("turn %q: %w", id, err))
+		}
+		old = append(old, localWrite{session: session, isTurn: true, turnID: id, digest: d[:]})
+	}
+	ws = append(ws, localWrite{session: session, live: st.Live.AppendJSON(nil)})
+	return append(ws, old...)
+}
+
+// A turn record's key is its session_id, byte 0xFF and its turn_id; a
+// state record's key is the session_id alone. No session_id holds 0xFF
+// (not UTF-8; judge refuses one that does), so the two never meet.
+const turnKeySep = 0xff
+
+// appendTurnKey appends the key of turn turnID of session to b.
+func appendTurnKey(b []byte, session, turnID string) []byte {
+	b = append(b, session...)
+	b = append(b, turnKeySep)
+	return append(b, turnID...)
+}
+
+// splitTurnKey splits a turn record's key; ok is false for a state
+// record's key.
+func splitTurnKey(key []byte) (session, turnID string, ok bool) {
+	i := bytes.IndexByte(key, turnKeySep)
+	if i < 0 {
+		return "", "", false
+	}
+	return string(key[:i]), string(key[i+1:]), true
+}
+
+// A turn record's value is the turn's digest (digestLen bytes, decoded from
+// persona/live.Digest's hex) followed by its seq as a uvarint.
+func appendTurnValue(b []byte, digest *[digestLen]byte, seq int) []byte {
+	b = append(b, digest[:]...)
+	return binary.AppendUvarint(b, uint64(seq))
+}
+
+// errTurnValue is a turn record's value that is not appendTurnValue's.
+var errTurnValue = errors.New("malformed turn record")
+
+// decodeTurnValue reads a turn record's value (the digest is a slice of v).
+func decodeTurnValue(v []byte) (seq int64, digest []byte, err error) {
+	if len(v) <= digestLen {
+		return 0, nil, errTurnValue
+	}
+	n, k := binary.Uvarint(v[digestLen:])
+	if k <= 0 || digestLen+k != len(v) || n > math.MaxInt32 {
+		return 0, nil, errTurnValue
+	}
+	return int64(n), v[:digestLen:digestLen], nil
+}
+
+// liveOpen and liveClose wrap a state record's value around the session's
+// live state: {"live":STATE}, sessionState's JSON.
+const liveOpen, liveClose = `{"live":`, `}`
+
+// appendStateValue appends the state record's value of a session whose live
+// state is st to b: {"live":…}, st's stored form (AppendJSON) inside. It
+// returns the extended b and the live state's JSON within it.
+func appendStateValue(b []byte, st *live.State) (_, liveJSON []byte) {
+	b = append(b, liveOpen...)
+	start := len(b)
+	b = st.AppendJSON(b)
+	end := len(b)
+	return append(b, liveClose...), b[start:end:end]
 }
 
 // partPoll is one share of a poll: the records of one input partition whose
@@ -537,52 +800,41 @@ func turnListOf(turns map[string]string) ([]byte, error) {
 // key), so no two goroutines touch one session. Shares of one partition share
 // its local store (its connection serializes them).
 type partPoll struct {
-	part     int32
-	ls       *localStore
-	recs     []*kgo.Record
-	at       []int                   // each record's position in the poll
-	results  []*kgo.Record           // the poll's, by position: what each record gives (nil: none)
-	sessions map[string]*pollSession // by session_id
-	order    []string                // session_ids, in the order first touched
-	enc      recordEncoder           // the share's verdict records
-	slab     []kgo.Record            // the verdicts' records (results point into it)
-	hdrs     []kgo.RecordHeader      // their headers
-	states   []*kgo.Record           // one changelog record per session that judged a turn
-	writes   []localWrite            // the local store's rows, with states
+	part      int32
+	ls        *localStore
+	recs      []*kgo.Record
+	at        []int                   // each record's position in the poll
+	results   []*kgo.Record           // the poll's, by position: what each record gives (nil: none)
+	sessions  map[string]*pollSession // by session_id
+	order     []string                // session_ids, in the order first touched
+	enc       recordEncoder           // the share's verdict records
+	slab      []kgo.Record            // the verdicts' records (results point into it)
+	stateSlab []kgo.Record            // the state topic's records (states point into it)
+	hdrs      []kgo.RecordHeader      // their headers
+	states    []*kgo.Record           // one changelog record per session that judged a turn
+	writes    []localWrite            // the local store's rows, with states
 }
 
 // pollSession is one session touched by the poll being handled.
 type pollSession struct {
-	live   *live.State
-	stored bool           // the local store has the session
-	old    []byte         // its stored turn list (before this poll)
-	oldAt  map[string]int // turn_id → offset of its digest in old; built on first lookup
-	turns  []localTurn    // judged in this poll, in order
-	index  map[string]int // turn_id → position in turns
+	id          string // its session_id
+	live        *live.State
+	stored      bool           // the local store has the session
+	storedTurns int            // its stored state's turn count: turn rows below it are committed
+	turns       []localTurn    // judged in this poll, in order
+	index       map[string]int // turn_id → position in turns
 }
 
 // localTurn is one turn judged in the poll being handled: its turn_id,
-// digest and record (a slice of its partPoll's encoder buffer).
+// digest, seq (arrival position in its session) and record (a slice of its
+// partPoll's encoder buffer), and the position of its input record in the
+// share (partPoll.recs).
 type localTurn struct {
 	id     string
 	digest [digestLen]byte
+	seq    int
 	record []byte
-}
-
-// storedDigest looks turnID up in the session's stored turn list.
-func (ps *pollSession) storedDigest(turnID string) ([]byte, bool) {
-	if len(ps.old) == 0 {
-		return nil, false
-	}
-	if ps.oldAt == nil {
-		ps.oldAt = map[string]int{}
-		eachTurn(ps.old, func(id []byte, at int) { ps.oldAt[string(id)] = at }) // checked when read
-	}
-	at, ok := ps.oldAt[turnID]
-	if !ok {
-		return nil, false
-	}
-	return ps.old[at : at+digestLen], true
+	pos    int
 }
 
 // handle judges one poll's records, produces what they give, flushes, writes
@@ -650,8 +902,11 @@ func (c *Consumer) handle(ctx context.Context, recs []*kgo.Record) (err error) {
 	if c.crashAt("state") {
 		return ErrCrashed
 	}
-	if err := c.cl.CommitRecords(ctx, recs...); err != nil {
-		return fmt.Errorf("kafka: commit: %w", err)
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.BrokerTimeout)
+	err = c.cl.CommitRecords(cctx, recs...)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("kafka: commit the offsets of group %s on %s: %w", c.cfg.Group, c.brokers(), err)
 	}
 	for _, pp := range pps {
 		for _, id := range pp.order {
@@ -750,12 +1005,13 @@ func each[T any](xs []T, f func(T) error) error {
 	return nil
 }
 
-// judgePart judges the records of one share of a poll, then
-// builds the changelog record and local store row of every session that
-// judged a turn: its live state, the digests of all its turns.
+// judgePart judges the records of one share of a poll, then builds the
+// changelog records and local store rows of every session that judged a
+// turn: a turn record per turn, then the session's state record (package
+// doc, "Topics and keys").
 func (c *Consumer) judgePart(ctx context.Context, pp *partPoll) error {
-	for i, r := range pp.recs {
-		o, err := c.judge(ctx, pp, r)
+	for i := range pp.recs {
+		o, err := c.judge(ctx, pp, i)
 		if err != nil {
 			return err
 		}
@@ -766,154 +1022,276 @@ func (c *Consumer) judgePart(ctx context.Context, pp *partPoll) error {
 		if len(ps.turns) == 0 {
 			continue
 		}
-		list := make([]byte, len(ps.old), len(ps.old)+len(ps.turns)*(digestLen+24))
-		copy(list, ps.old)
 		for i := range ps.turns {
-			list = appendTurn(list, ps.turns[i].id, &ps.turns[i].digest)
+			lt := &ps.turns[i]
+			k := pp.enc.grow(len(id) + 1 + len(lt.id))
+			k = appendTurnKey(k, id, lt.id)
+			v := appendTurnValue(pp.enc.grow(digestLen+binary.MaxVarintLen64), &lt.digest, lt.seq)
+			pp.states = append(pp.states, pp.stateRecord(c.cfg.StateTopic, k, v))
+			pp.writes = append(pp.writes, localWrite{session: id, isTurn: true, turnID: lt.id, seq: int64(lt.seq), digest: lt.digest[:]})
 		}
-		v, lb := appendState(nil, ps.live, list)
-		pp.states = append(pp.states, &kgo.Record{Topic: c.cfg.StateTopic, Partition: pp.part, Key: []byte(id), Value: v})
-		pp.writes = append(pp.writes, localWrite{session: id, live: lb, turns: list})
+		v, lb := appendStateValue(pp.enc.grow(len(liveOpen)+ps.live.Bytes()+len(liveClose)), ps.live)
+		r := pp.stateRecord(c.cfg.StateTopic, pp.enc.bytes(id), v)
+		if n := batchBytes(r); n > c.cfg.MaxMessageBytes { // judge bounds the state to fit (stateLimits)
+			return fmt.Errorf("kafka: the state record of session %s is %d bytes, over the %d-byte message limit that its state limit keeps it under (a bug)", quoteCut([]byte(id), 200), n, c.cfg.MaxMessageBytes)
+		}
+		pp.states = append(pp.states, r)
+		pp.writes = append(pp.writes, localWrite{session: id, live: lb})
 	}
 	return nil
 }
 
-// appendState appends the changelog value of a session, sessionState's JSON
-// ({"live":…,"turns":{turn_id: hex digest,…}}), to b: st is its live state
-// (written by live.State.AppendJSON, json.Marshal's bytes), turns its whole
-// turn list. It returns the extended b and the live state's JSON within it.
-func appendState(b []byte, st *live.State, turns []byte) (_, liveJSON []byte) {
-	b = append(b, `{"live":`...)
-	start := len(b)
-	b = st.AppendJSON(b)
-	end := len(b)
-	b = append(b, `,"turns":{`...)
-	first := true
-	eachTurn(turns, func(id []byte, at int) { // built by the caller
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = appendJSONString(b, id)
-		b = append(b, `:"`...)
-		b = hex.AppendEncode(b, turns[at:at+digestLen])
-		b = append(b, '"')
-	})
-	b = append(b, `}}`...)
-	return b, b[start:end:end]
-}
-
-// appendJSONString appends s as a JSON string: as it is when it is
-// printable ASCII without '"' or '\\', else as encoding/json writes it.
-func appendJSONString(b, s []byte) []byte {
-	for _, ch := range s {
-		if ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' {
-			q, _ := json.Marshal(string(s)) // a string always encodes
-			return append(b, q...)
-		}
+// stateRecord is a record of the state topic, at pp's partition, from pp's
+// slab of state records.
+func (pp *partPoll) stateRecord(topic string, key, value []byte) *kgo.Record {
+	if len(pp.stateSlab) == cap(pp.stateSlab) {
+		pp.stateSlab = make([]kgo.Record, 0, max(16, len(pp.recs)))
 	}
-	return append(append(append(b, '"'), s...), '"')
+	pp.stateSlab = append(pp.stateSlab, kgo.Record{Topic: topic, Partition: pp.part, Key: key, Value: value})
+	return &pp.stateSlab[len(pp.stateSlab)-1]
 }
 
 func (c *Consumer) crashAt(stage string) bool { return c.cfg.crash != nil && c.cfg.crash(stage) }
 
 // produce sends rs, flushes (no linger: the poll waits for them) and waits
-// for every acknowledgement (each record's Offset is then set).
+// for every acknowledgement (each record's Offset is then set), at most
+// Config.BrokerTimeout. Every record fits Config.MaxMessageBytes, the
+// producer's batch cap; a broker that refuses one as too large has a topic
+// whose max.message.bytes is below it, which the error says.
 func (c *Consumer) produce(ctx context.Context, rs []*kgo.Record) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	var wg sync.WaitGroup
+	pctx, cancel := context.WithTimeout(ctx, c.cfg.BrokerTimeout)
+	defer cancel()
 	var mu sync.Mutex
 	var first error
-	wg.Add(len(rs))
+	left := len(rs)
+	done := make(chan struct{})
 	for _, r := range rs {
-		c.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				if first == nil {
-					first = fmt.Errorf("kafka: produce to %s: %w", r.Topic, err)
+		c.cl.Produce(pctx, r, func(r *kgo.Record, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && first == nil {
+				first = fmt.Errorf("kafka: produce to %s on %s: %w", r.Topic, c.brokers(), err)
+				if errors.Is(err, kerr.MessageTooLarge) {
+					first = fmt.Errorf("%w (this consumer writes records of up to %d bytes, its message limit: topic %s must take as much, max.message.bytes)", first, c.cfg.MaxMessageBytes, r.Topic)
 				}
-				mu.Unlock()
 			}
-			wg.Done()
+			if left--; left == 0 {
+				close(done)
+			}
 		})
 	}
-	c.cl.Flush(ctx) // its error, ctx's, reaches the promises too
-	wg.Wait()
+	c.cl.Flush(pctx) // its error, pctx's, reaches the promises too
+	select {
+	case <-done:
+	case <-pctx.Done():
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return fmt.Errorf("kafka: %d of %d records not acknowledged by %s within %v (topics %s)", left, len(rs), c.brokers(), c.cfg.BrokerTimeout, topicsOf(rs))
+	}
 	return first
 }
 
-// judge handles one input record of pp: it returns the record to produce
-// (nil: none).
-// The error is a local store's (Run stops); a row that cannot be judged is a
-// dead letter, not an error.
-func (c *Consumer) judge(ctx context.Context, pp *partPoll, r *kgo.Record) (*kgo.Record, error) {
-	if len(r.Value) > MaxRecordBytes {
-		return c.dead(r, fmt.Sprintf("value of %d bytes is over the %d-byte limit", len(r.Value), MaxRecordBytes)), nil
+// topicsOf names the topics of rs, for errors.
+func topicsOf(rs []*kgo.Record) string {
+	var ts []string
+	for _, r := range rs {
+		if !slices.Contains(ts, r.Topic) {
+			ts = append(ts, r.Topic)
+		}
+	}
+	return strings.Join(ts, ", ")
+}
+
+// judge handles input record i of pp: it returns the record to produce
+// (nil: none). The error is a local store's (Run stops); a row that cannot
+// be judged, or whose verdict could not be written, is a dead letter, not an
+// error. A panic while judging a row (a bug) makes it a dead letter too,
+// logged with its stack; the session's state is then rebuilt without it.
+func (c *Consumer) judge(ctx context.Context, pp *partPoll, i int) (out *kgo.Record, err error) {
+	r := pp.recs[i]
+	var ps *pollSession // once Step may have changed ps.live
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		c.cfg.Log.Printf("kafka: %s partition %d offset %d: panic while judging: %v\n%s", r.Topic, r.Partition, r.Offset, p, cut(string(debug.Stack()), 8<<10))
+		out, err = c.dead(r, fmt.Sprintf("internal error judging the row (a bug, logged with its stack): %v", p)), nil
+		if ps != nil {
+			err = c.rebuild(ctx, pp, ps)
+		}
+	}()
+	if max := c.maxValue(); len(r.Value) > max {
+		return c.dead(r, fmt.Sprintf("value of %d bytes is over the %d-byte limit of a record (limit %s plus %d bytes for the row's other fields)", len(r.Value), max, live.LimitRowBytes, recordRoom)), nil
 	}
 	t, err := ingest.DecodeTurn(ingest.Raw{Line: 1, JSON: r.Value})
 	if err != nil {
 		return c.dead(r, "not a chat_turn row: "+err.Error()), nil
 	}
 	if string(r.Key) != t.SessionID {
-		return c.dead(r, fmt.Sprintf("key %q is not the row's session_id %q: producers must key turns by session_id", r.Key, t.SessionID)), nil
+		return c.dead(r, fmt.Sprintf("key %s is not the row's session_id %s: producers must key turns by session_id", quoteCut(r.Key, 200), quoteCut([]byte(t.SessionID), 200))), nil
 	}
-	ps := pp.sessions[t.SessionID]
-	if ps == nil {
-		ps = &pollSession{}
-		lb, turns, ok, err := pp.ls.session(ctx, t.SessionID)
-		switch {
-		case err != nil:
-			return nil, err
-		case !ok:
-			ps.live = &live.State{}
-		default:
-			ps.stored, ps.old = true, turns
-			if st, hit := c.cache.get(stateKey{pp.part, t.SessionID}); hit {
-				ps.live = st
-			} else {
-				ps.live = &live.State{}
-				if err := unmarshalLive(lb, ps.live); err != nil {
-					return nil, pp.ls.fail("session "+strconv.Quote(t.SessionID), err)
-				}
-			}
-		}
-		pp.sessions[t.SessionID] = ps
-		pp.order = append(pp.order, t.SessionID)
+	if strings.IndexByte(t.SessionID, turnKeySep) >= 0 {
+		return c.dead(r, fmt.Sprintf("session_id %s holds byte 0xFF (not UTF-8), which separates a turn record's key", quoteCut([]byte(t.SessionID), 200))), nil
+	}
+	sess, err := c.session(ctx, pp, t.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	digest, err := decodeDigest(live.Digest(&t))
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err) // persona/live.Digest writes 64 hex digits
 	}
-	if i, ok := ps.index[t.TurnID]; ok {
-		if ps.turns[i].digest != digest {
-			return c.dead(r, fmt.Sprintf("conflict: turn_id %q was already judged with a different row", t.TurnID)), nil
-		}
-		return c.verdict(pp, r, &t, ps.turns[i].record), nil
+	conflict := func() *kgo.Record {
+		return c.dead(r, fmt.Sprintf("conflict: turn_id %s was already judged with a different row", quoteCut([]byte(t.TurnID), 200)))
 	}
-	if d, ok := ps.storedDigest(t.TurnID); ok {
-		if !bytes.Equal(d, digest[:]) {
-			return c.dead(r, fmt.Sprintf("conflict: turn_id %q was already judged with a different row", t.TurnID)), nil
+	if i, ok := sess.index[t.TurnID]; ok {
+		if sess.turns[i].digest != digest {
+			return conflict(), nil
 		}
-		c.cfg.Log.Printf("kafka: %s partition %d offset %d: turn %q already judged with the same row (its verdict was produced before its state); skipped", r.Topic, r.Partition, r.Offset, t.TurnID)
-		return nil, nil
+		return c.verdict(pp, r, &t, sess.turns[i].record), nil
 	}
-	// Step leaves the state as it was when it fails.
-	rec, _, err := live.Step(c.cfg.Judge, ps.live, &t)
+	if sess.stored {
+		seq, d, ok, err := pp.ls.turn(ctx, t.SessionID, t.TurnID)
+		switch {
+		case err != nil:
+			return nil, err
+		case ok && seq < int64(sess.storedTurns) && d != digest:
+			return conflict(), nil
+		case ok && seq < int64(sess.storedTurns):
+			c.cfg.Log.Printf("kafka: %s partition %d offset %d: turn %s already judged with the same row (its verdict was produced before its state); skipped", r.Topic, r.Partition, r.Offset, quoteCut([]byte(t.TurnID), 200))
+			return nil, nil
+		}
+	}
+	if n := batchBytes(&kgo.Record{Key: appendTurnKey(nil, t.SessionID, t.TurnID), Value: make([]byte, digestLen+binary.MaxVarintLen64)}); n > c.cfg.MaxMessageBytes {
+		return c.dead(r, fmt.Sprintf("its turn record on the state topic (keyed by session_id and turn_id) would be %d bytes, over the %d-byte message limit", n, c.cfg.MaxMessageBytes)), nil
+	}
+	// Step leaves the state as it was when it fails; once it has not, a
+	// verdict that cannot be written needs the state rebuilt without it.
+	lim, lowered := c.stateLimits(t.SessionID)
+	ps = sess
+	rec, outcome, err := lim.Step(c.cfg.Judge, sess.live, &t)
 	if err != nil {
-		return c.dead(r, err.Error()), nil
+		ps = nil
+		reason := err.Error()
+		if le := (*live.LimitError)(nil); lowered && errors.As(err, &le) && le.Limit == live.LimitStateBytes {
+			reason += fmt.Sprintf(": %s is %d, lowered from %d so that the session's state record fits the %d-byte message limit", live.LimitStateBytes, lim.MaxStateBytes, c.limits.MaxStateBytes, c.cfg.MaxMessageBytes)
+		}
+		return c.dead(r, reason), nil
+	}
+	if c.cfg.afterStep != nil {
+		c.cfg.afterStep(&t)
 	}
 	b, err := pp.enc.encode(&rec)
+	if err == nil {
+		out = c.verdict(pp, r, &t, b)
+		if n := batchBytes(out); n > c.cfg.MaxMessageBytes {
+			err = fmt.Errorf("its verdict record would be %d bytes, over the %d-byte message limit", n, c.cfg.MaxMessageBytes)
+		}
+	}
 	if err != nil {
-		return c.dead(r, "encode record: "+err.Error()), nil
+		ps = nil
+		if err := c.rebuild(ctx, pp, sess); err != nil {
+			return nil, err
+		}
+		return c.dead(r, "verdict not written: "+err.Error()), nil
 	}
-	if ps.index == nil {
-		ps.index = map[string]int{}
+	if sess.index == nil {
+		sess.index = map[string]int{}
 	}
-	ps.index[t.TurnID] = len(ps.turns)
-	ps.turns = append(ps.turns, localTurn{id: t.TurnID, digest: digest, record: b})
-	return c.verdict(pp, r, &t, b), nil
+	sess.index[t.TurnID] = len(sess.turns)
+	sess.turns = append(sess.turns, localTurn{id: t.TurnID, digest: digest, seq: outcome.Change.Seq, record: b, pos: i})
+	return out, nil
+}
+
+// recordRoom is what an input record's value may hold beyond the row limit
+// (live.Limits.MaxRowBytes, reply_text plus user_message): its other fields
+// and JSON.
+const recordRoom = 1 << 20
+
+// maxValue bounds an input record's value: the row limit plus recordRoom.
+func (c *Consumer) maxValue() int { return c.limits.MaxRowBytes + recordRoom }
+
+// stateLimits are the limits a turn of session is judged under: Config's,
+// with MaxStateBytes lowered, when it must be (lowered), to what a state
+// record of session within Config.MaxMessageBytes holds. So a state record
+// is never over the message limit, by construction (live.State.Bytes is its
+// stored form's length).
+func (c *Consumer) stateLimits(session string) (_ live.Limits, lowered bool) {
+	l := c.limits
+	room := c.cfg.MaxMessageBytes - batchBytes(&kgo.Record{Key: []byte(session)}) - len(liveOpen) - len(liveClose)
+	if room < l.MaxStateBytes {
+		l.MaxStateBytes, lowered = max(room, 1), true // 0 would be the default
+	}
+	return l, lowered
+}
+
+// session returns the poll's entry of session id, reading it from pp's
+// local store (its live state through the cache) the first time.
+func (c *Consumer) session(ctx context.Context, pp *partPoll, id string) (*pollSession, error) {
+	if ps := pp.sessions[id]; ps != nil {
+		return ps, nil
+	}
+	ps := &pollSession{id: id}
+	lb, ok, err := pp.ls.session(ctx, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		ps.live = &live.State{}
+	default:
+		ps.stored = true
+		if st, hit := c.cache.get(stateKey{pp.part, id}); hit {
+			ps.live = st
+		} else {
+			ps.live = &live.State{}
+			if err := unmarshalLive(lb, ps.live); err != nil {
+				return nil, pp.ls.fail("session "+strconv.Quote(id), err)
+			}
+		}
+		ps.storedTurns = ps.live.Header().Turns
+	}
+	pp.sessions[id] = ps
+	pp.order = append(pp.order, id)
+	return ps, nil
+}
+
+// rebuild sets ps's live state to what the turns it judged in this poll
+// (ps.turns) make of its stored state, for a Step whose turn is then
+// refused: the stored state is read again (the local store is written only
+// after the poll), and each turn stepped again (they were accepted, and a
+// step is deterministic). The state is a new one: the cached one was changed
+// in place, and the poll's commit caches the new one. Time: the session's
+// turns in the poll, and its state once.
+func (c *Consumer) rebuild(ctx context.Context, pp *partPoll, ps *pollSession) error {
+	st := &live.State{}
+	lb, ok, err := pp.ls.session(ctx, ps.id)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if err := unmarshalLive(lb, st); err != nil {
+			return pp.ls.fail("session "+strconv.Quote(ps.id), err)
+		}
+	}
+	lim, _ := c.stateLimits(ps.id)
+	for _, lt := range ps.turns {
+		t, err := ingest.DecodeTurn(ingest.Raw{Line: 1, JSON: pp.recs[lt.pos].Value})
+		if err == nil {
+			_, _, err = lim.Step(c.cfg.Judge, st, &t)
+		}
+		if err != nil { // each was judged once already
+			return fmt.Errorf("kafka: rebuilding the state of session %s: turn %s: %w", quoteCut([]byte(ps.id), 200), quoteCut([]byte(lt.id), 200), err)
+		}
+	}
+	ps.live = st
+	return nil
 }
 
 // verdict is the output record of turn t, read from input record in (whose
@@ -930,16 +1308,83 @@ func (c *Consumer) verdict(pp *partPoll, in *kgo.Record, t *persona.Turn, rec []
 	return &pp.slab[len(pp.slab)-1]
 }
 
-// dead is the dead letter of input record r with reason.
+// dead is the dead letter of input record r with reason: r's key and value
+// cut to deadKeyBytes and Config.DeadValueBytes, so that it always fits
+// Config.MaxMessageBytes (New checks largestDeadLetter), with headers
+// "reason" (cut to deadReasonBytes), "topic", "partition", "offset",
+// "original_size" (the value's bytes, decimal) and "original_sha256" (its
+// SHA-256, hex), and, when the key was cut, "original_key_size" and
+// "original_key_sha256".
 func (c *Consumer) dead(r *kgo.Record, reason string) *kgo.Record {
+	reason = cut(reason, deadReasonBytes)
 	c.cfg.Log.Printf("kafka: %s partition %d offset %d: dead letter: %s", r.Topic, r.Partition, r.Offset, reason)
-	return &kgo.Record{Topic: c.cfg.DeadTopic, Key: r.Key, Value: r.Value, Headers: []kgo.RecordHeader{
+	sum := sha256.Sum256(r.Value)
+	hs := []kgo.RecordHeader{
 		{Key: "reason", Value: []byte(reason)},
 		{Key: "topic", Value: []byte(r.Topic)},
 		{Key: "partition", Value: []byte(strconv.Itoa(int(r.Partition)))},
 		{Key: "offset", Value: []byte(strconv.FormatInt(r.Offset, 10))},
-	}}
+		{Key: "original_size", Value: []byte(strconv.Itoa(len(r.Value)))},
+		{Key: "original_sha256", Value: hex.AppendEncode(nil, sum[:])},
+	}
+	key, value := r.Key, r.Value
+	if len(key) > deadKeyBytes {
+		ks := sha256.Sum256(key)
+		hs = append(hs, kgo.RecordHeader{Key: "original_key_size", Value: []byte(strconv.Itoa(len(key)))},
+			kgo.RecordHeader{Key: "original_key_sha256", Value: hex.AppendEncode(nil, ks[:])})
+		key = key[:deadKeyBytes:deadKeyBytes]
+	}
+	if len(value) > c.cfg.DeadValueBytes {
+		value = value[:c.cfg.DeadValueBytes:c.cfg.DeadValueBytes]
+	}
+	return &kgo.Record{Topic: c.cfg.DeadTopic, Key: key, Value: value, Headers: hs}
 }
+
+// largestDeadLetter is the largest record dead can write under cfg: key,
+// value and reason at their caps, every number at its longest.
+func largestDeadLetter(cfg *Config) *kgo.Record {
+	long := func(n int) []byte { return make([]byte, n) }
+	hs := []kgo.RecordHeader{
+		{Key: "reason", Value: long(deadReasonBytes)},
+		{Key: "topic", Value: []byte(cfg.Topic)},
+		{Key: "partition", Value: []byte("-2147483648")},
+		{Key: "offset", Value: []byte("-9223372036854775808")},
+		{Key: "original_size", Value: []byte("9223372036854775807")},
+		{Key: "original_sha256", Value: long(2 * sha256.Size)},
+		{Key: "original_key_size", Value: []byte("9223372036854775807")},
+		{Key: "original_key_sha256", Value: long(2 * sha256.Size)},
+	}
+	return &kgo.Record{Key: long(deadKeyBytes), Value: long(cfg.DeadValueBytes), Headers: hs}
+}
+
+// batchBytes bounds the bytes of r as a record batch of its own, what a
+// broker compares with max.message.bytes and franz-go with its batch cap:
+// the batch header (61 bytes), and the record's fields with each varint at
+// its longest. (Compression can only make the batch smaller.)
+func batchBytes(r *kgo.Record) int {
+	n := 61 + 5 + 1 + 10 + 5 + 5 + len(r.Key) + 5 + len(r.Value) + 5
+	for _, h := range r.Headers {
+		n += 5 + len(h.Key) + 5 + len(h.Value)
+	}
+	return n
+}
+
+// cut returns s when it has at most n bytes, else its longest prefix of
+// whole UTF-8 sequences that leaves room for "…", and "…".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n - len("…")
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// quoteCut is strconv.Quote of b cut to n bytes first (cut): for reasons
+// that quote a row's own bytes.
+func quoteCut(b []byte, n int) string { return strconv.Quote(cut(string(b[:min(len(b), n+1)]), n)) }
 
 // recordEncoder writes a share's records, each one line without the
 // newline, into chunks of encChunk bytes: a record is a slice of a chunk, and
@@ -964,6 +1409,18 @@ func (e *recordEncoder) room() {
 	if cap(e.buf)-len(e.buf) < encRoom {
 		e.buf = make(jsonBuf, 0, encChunk)
 	}
+}
+
+// grow returns an empty slice of capacity n in the current chunk (its own
+// array when n is over encRoom).
+func (e *recordEncoder) grow(n int) []byte {
+	if n > encRoom {
+		return make([]byte, 0, n)
+	}
+	e.room()
+	start := len(e.buf)
+	e.buf = e.buf[:start+n]
+	return e.buf[start : start : start+n]
 }
 
 // bytes copies s into the current chunk and returns the copy.

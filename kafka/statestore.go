@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -21,9 +20,15 @@ import (
 )
 
 // DefaultCacheSessions is the session states a Consumer keeps decoded in
-// memory when Config.CacheSessions is 0 (the brief of issue 17: memory flat in
-// the number of sessions beyond the state store's cache).
+// memory when Config.CacheSessions is 0 (memory flat in the number of
+// sessions beyond the state store's cache).
 const DefaultCacheSessions = 10_000
+
+// DefaultCacheBytes bounds the cached states' stored size (State.Bytes, the
+// length of their JSON) when Config.CacheBytes is 0: 64 MiB, like the live
+// API's --live-cache. A state may hold up to the state limit (2 MiB by
+// default), so a count alone would let 10,000 of them take gigabytes.
+const DefaultCacheBytes = 64 << 20
 
 // stateKey names one session's state: its input partition and session_id.
 type stateKey struct {
@@ -32,23 +37,28 @@ type stateKey struct {
 }
 
 // lru is the bounded cache of decoded live states in front of the local
-// stores: at most max entries, the least recently used dropped first. An
-// entry is always also in its partition's local store (written through
-// after each poll), so dropping one loses nothing. It is safe for
+// stores: at most max entries whose State.Bytes add up to at most maxBytes,
+// the least recently used dropped first (a state larger than maxBytes is not
+// kept). An entry is always also in its partition's local store (written
+// through after each poll), so dropping one loses nothing. It is safe for
 // concurrent use (a poll's partitions are judged in parallel).
 type lru struct {
-	mu  sync.Mutex
-	max int
-	ll  *list.List // of *lruEntry, most recent first
-	m   map[stateKey]*list.Element
+	mu            sync.Mutex
+	max, maxBytes int
+	bytes         int
+	ll            *list.List // of *lruEntry, most recent first
+	m             map[stateKey]*list.Element
 }
 
 type lruEntry struct {
-	k stateKey
-	s *live.State
+	k     stateKey
+	s     *live.State
+	bytes int
 }
 
-func newLRU(max int) *lru { return &lru{max: max, ll: list.New(), m: map[stateKey]*list.Element{}} }
+func newLRU(max, maxBytes int) *lru {
+	return &lru{max: max, maxBytes: maxBytes, ll: list.New(), m: map[stateKey]*list.Element{}}
+}
 
 func (c *lru) get(k stateKey) (*live.State, bool) {
 	c.mu.Lock()
@@ -62,19 +72,27 @@ func (c *lru) get(k stateKey) (*live.State, bool) {
 }
 
 func (c *lru) put(k stateKey, s *live.State) {
+	n := s.Bytes()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.m[k]; e != nil {
-		e.Value.(*lruEntry).s = s
-		c.ll.MoveToFront(e)
+		c.remove(e)
+	}
+	if n > c.maxBytes {
 		return
 	}
-	c.m[k] = c.ll.PushFront(&lruEntry{k, s})
-	for c.ll.Len() > c.max {
-		old := c.ll.Back()
-		c.ll.Remove(old)
-		delete(c.m, old.Value.(*lruEntry).k)
+	c.m[k] = c.ll.PushFront(&lruEntry{k, s, n})
+	c.bytes += n
+	for c.ll.Len() > c.max || c.bytes > c.maxBytes {
+		c.remove(c.ll.Back())
 	}
+}
+
+func (c *lru) remove(e *list.Element) {
+	en := e.Value.(*lruEntry)
+	c.ll.Remove(e)
+	delete(c.m, en.k)
+	c.bytes -= en.bytes
 }
 
 // dropPartition forgets the entries of input partition p (revoked, or
@@ -84,9 +102,8 @@ func (c *lru) dropPartition(p int32) {
 	defer c.mu.Unlock()
 	for e := c.ll.Front(); e != nil; {
 		next := e.Next()
-		if en := e.Value.(*lruEntry); en.k.part == p {
-			c.ll.Remove(e)
-			delete(c.m, en.k)
+		if e.Value.(*lruEntry).k.part == p {
+			c.remove(e)
 		}
 		e = next
 	}
@@ -97,6 +114,7 @@ func (c *lru) clear() {
 	defer c.mu.Unlock()
 	c.ll.Init()
 	clear(c.m)
+	c.bytes = 0
 }
 
 func (c *lru) len() int {
@@ -106,32 +124,36 @@ func (c *lru) len() int {
 }
 
 // localStore is one input partition's local state store, a SQLite file
-// (Config.StateDir): per session, its live state (JSON) and the turn_id and
-// digest of each of its judged turns (a turn list), plus the changelog
-// offset it holds everything before. The changelog topic stays the source of
-// truth; the file only saves reading it all again.
+// (Config.StateDir): per session, its live state (JSON, at most the state
+// limit), and per judged turn its turn_id, its arrival position in its
+// session (seq) and its digest, plus the changelog offset it holds
+// everything before. The changelog topic stays the source of truth; the file
+// only saves reading it all again.
 //
-// One row per session, not per turn: a poll writes each session it touched
-// once (its whole turn list, old and new), so the file costs a statement per
-// session rather than per turn (format 2 wrote a row per turn, a third of
-// the consumer's CPU).
+// A poll writes each session it touched once (its state) and one row per
+// turn it judged: what the poll added, never a session's whole history (the
+// turn list of format 3 was rewritten whole by every poll that touched its
+// session, and read whole by the next).
 type localStore struct {
-	db                                          *sql.DB
-	path                                        string
-	getSession, putSession, delSession, putNext *sql.Stmt
+	db                                                                               *sql.DB
+	path                                                                             string
+	getSession, putSession, delSession, getTurn, putTurn, delTurn, delTurns, putNext *sql.Stmt
 }
 
 const localSchema = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS session(session_id TEXT PRIMARY KEY, live BLOB NOT NULL, turns BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS session(session_id TEXT PRIMARY KEY, live BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS turn(session_id TEXT NOT NULL, turn_id TEXT NOT NULL, seq INTEGER NOT NULL, digest BLOB NOT NULL, PRIMARY KEY(session_id, turn_id)) WITHOUT ROWID;
 `
 
 // localCacheKiB is SQLite's page cache per local store file, in KiB.
 const localCacheKiB = 16 << 10
 
 // localFormat is stored in meta; a file of another format is rebuilt from
-// the changelog. 3: a session row holds its turn list (2: a row per turn).
-const localFormat = "3"
+// the changelog. 4: a row per judged turn beside the session's row (3: the
+// session row held its whole turn list; 2: a row per turn and the state
+// with every turn's digest).
+const localFormat = "4"
 
 // localPath is the file of input partition part under dir.
 func localPath(dir, stateTopic string, part int32) string {
@@ -183,9 +205,13 @@ func openLocal(ctx context.Context, path string) (*localStore, error) {
 		st **sql.Stmt
 		q  string
 	}{
-		{&s.getSession, `SELECT live, turns FROM session WHERE session_id=?`},
-		{&s.putSession, `INSERT INTO session(session_id, live, turns) VALUES(?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET live=excluded.live, turns=excluded.turns`},
+		{&s.getSession, `SELECT live FROM session WHERE session_id=?`},
+		{&s.putSession, `INSERT INTO session(session_id, live) VALUES(?, ?) ON CONFLICT(session_id) DO UPDATE SET live=excluded.live`},
 		{&s.delSession, `DELETE FROM session WHERE session_id=?`},
+		{&s.getTurn, `SELECT seq, digest FROM turn WHERE session_id=? AND turn_id=?`},
+		{&s.putTurn, `INSERT INTO turn(session_id, turn_id, seq, digest) VALUES(?, ?, ?, ?) ON CONFLICT(session_id, turn_id) DO UPDATE SET seq=excluded.seq, digest=excluded.digest`},
+		{&s.delTurn, `DELETE FROM turn WHERE session_id=? AND turn_id=?`},
+		{&s.delTurns, `DELETE FROM turn WHERE session_id=?`},
 		{&s.putNext, `UPDATE meta SET value=? WHERE key='next_offset'`},
 	} {
 		if *p.st, err = db.PrepareContext(ctx, p.q); err != nil {
@@ -216,39 +242,59 @@ func (s *localStore) nextOffset(ctx context.Context) (int64, error) {
 
 // wipe empties the store, to be rebuilt from the changelog's start.
 func (s *localStore) wipe(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM session; UPDATE meta SET value='0' WHERE key='next_offset'`)
+	_, err := s.db.ExecContext(ctx, `DELETE FROM session; DELETE FROM turn; UPDATE meta SET value='0' WHERE key='next_offset'`)
 	if err != nil {
 		return s.fail("wipe", err)
 	}
 	return nil
 }
 
-// session reads a session's row: its live state as JSON and its turn list
-// (turnList's encoding; checked). ok is false when the store has none. The
-// slices are the caller's.
-func (s *localStore) session(ctx context.Context, session string) (liveJSON, turns []byte, ok bool, err error) {
-	switch err := s.getSession.QueryRowContext(ctx, session).Scan(&liveJSON, &turns); {
+// session reads a session's live state as JSON; ok is false when the store
+// has none. The slice is the caller's.
+func (s *localStore) session(ctx context.Context, session string) (liveJSON []byte, ok bool, err error) {
+	switch err := s.getSession.QueryRowContext(ctx, session).Scan(&liveJSON); {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, nil, false, nil
+		return nil, false, nil
 	case err != nil:
-		return nil, nil, false, s.fail("read session "+strconv.Quote(session), err)
+		return nil, false, s.fail("read session "+strconv.Quote(session), err)
 	}
-	if err := eachTurn(turns, func([]byte, int) {}); err != nil {
-		return nil, nil, false, s.fail("turns of session "+strconv.Quote(session), err)
-	}
-	return liveJSON, turns, true, nil
+	return liveJSON, true, nil
 }
 
-// localWrite is one session's new row: its live state as JSON and its whole
-// turn list (turnList's encoding); del (live and turns nil) is a tombstone.
+// turn reads a judged turn's row: its seq and digest; ok is false when the
+// store has none. The row is a committed turn only when seq is below its
+// session's turn count (the changelog's turn records are written before
+// their session's state record: a crash between them leaves rows of turns
+// the state does not hold).
+func (s *localStore) turn(ctx context.Context, session, turnID string) (seq int64, digest [digestLen]byte, ok bool, err error) {
+	var d []byte
+	switch err := s.getTurn.QueryRowContext(ctx, session, turnID).Scan(&seq, &d); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, digest, false, nil
+	case err != nil:
+		return 0, digest, false, s.fail("read turn "+strconv.Quote(turnID)+" of session "+strconv.Quote(session), err)
+	}
+	if len(d) != digestLen {
+		return 0, digest, false, s.fail("turn "+strconv.Quote(turnID)+" of session "+strconv.Quote(session), fmt.Errorf("a digest of %d bytes", len(d)))
+	}
+	return seq, [digestLen]byte(d), true, nil
+}
+
+// localWrite is one row to write: a session's live state (turnID unset), or
+// one of its turns (isTurn: its seq and digest); del deletes the row (a
+// session's with all its turns).
 type localWrite struct {
 	session string
+	isTurn  bool
+	turnID  string
 	live    []byte
-	turns   []byte
+	seq     int64
+	digest  []byte
 	del     bool
 }
 
-// write applies ws and sets next_offset to next, in one transaction.
+// write applies ws, in order, and sets next_offset to next, in one
+// transaction.
 func (s *localStore) write(ctx context.Context, ws []localWrite, next int64) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -259,19 +305,28 @@ func (s *localStore) write(ctx context.Context, ws []localWrite, next int64) (er
 			tx.Rollback()
 		}
 	}()
-	put, del := tx.StmtContext(ctx, s.putSession), tx.StmtContext(ctx, s.delSession)
+	var stmts [5]*sql.Stmt
+	stmt := func(i int, st *sql.Stmt) *sql.Stmt {
+		if stmts[i] == nil {
+			stmts[i] = tx.StmtContext(ctx, st)
+		}
+		return stmts[i]
+	}
 	for _, w := range ws {
-		if w.del {
-			if _, err := del.ExecContext(ctx, w.session); err != nil {
-				return s.fail("delete session "+strconv.Quote(w.session), err)
+		var err error
+		switch {
+		case w.isTurn && w.del:
+			_, err = stmt(0, s.delTurn).ExecContext(ctx, w.session, w.turnID)
+		case w.isTurn:
+			_, err = stmt(1, s.putTurn).ExecContext(ctx, w.session, w.turnID, w.seq, w.digest)
+		case w.del:
+			if _, err = stmt(2, s.delSession).ExecContext(ctx, w.session); err == nil {
+				_, err = stmt(3, s.delTurns).ExecContext(ctx, w.session)
 			}
-			continue
+		default:
+			_, err = stmt(4, s.putSession).ExecContext(ctx, w.session, w.live)
 		}
-		turns := w.turns
-		if turns == nil {
-			turns = []byte{} // NOT NULL: a session with no turn yet
-		}
-		if _, err := put.ExecContext(ctx, w.session, w.live, turns); err != nil {
+		if err != nil {
 			return s.fail("write session "+strconv.Quote(w.session), err)
 		}
 	}
@@ -286,39 +341,8 @@ func (s *localStore) write(ctx context.Context, ws []localWrite, next int64) (er
 
 func unmarshalLive(b []byte, st *live.State) error { return json.Unmarshal(b, st) }
 
-// A turn list is a session's judged turns as stored in its row: for each,
-// the length of its turn_id (uvarint), the turn_id's bytes and the 32 bytes
-// of its digest (persona/live.Digest, decoded from hex), in the order judged.
-
 // digestLen is the bytes of a decoded digest (SHA-256).
 const digestLen = 32
-
-// appendTurn appends one turn to the turn list b.
-func appendTurn(b []byte, id string, digest *[digestLen]byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(id)))
-	b = append(b, id...)
-	return append(b, digest[:]...)
-}
-
-// errTurnList is a turn list that is not in turnList's encoding.
-var errTurnList = errors.New("malformed turn list")
-
-// eachTurn calls f with each turn of list b: its turn_id (a slice of b) and
-// the offset in b of its digest's digestLen bytes. The error is errTurnList,
-// at the first entry that does not fit; f has been called for the entries
-// before it.
-func eachTurn(b []byte, f func(id []byte, at int)) error {
-	for i := 0; i < len(b); {
-		n, k := binary.Uvarint(b[i:])
-		if k <= 0 || n > uint64(len(b)-i-k) || uint64(len(b)-i-k)-n < digestLen {
-			return errTurnList
-		}
-		i += k
-		f(b[i:i+int(n):i+int(n)], i+int(n))
-		i += int(n) + digestLen
-	}
-	return nil
-}
 
 // decodeDigest decodes a digest written as hex (persona/live.Digest).
 func decodeDigest(hexDigest string) (d [digestLen]byte, err error) {

@@ -9,8 +9,8 @@ import (
 )
 
 // BenchmarkLocalStoreWrite writes polls of 60 new sessions (a 3 KiB live
-// state and a 52-turn list each) to one local store, looking each session up
-// first as the consumer does; ns/op is per session.
+// state and 52 turn rows each) to one local store, looking each session and
+// each turn up first as the consumer does; ns/op is per session.
 func BenchmarkLocalStoreWrite(b *testing.B) {
 	ctx := context.Background()
 	s, err := openLocal(ctx, filepath.Join(b.TempDir(), "s.sqlite"))
@@ -18,22 +18,25 @@ func BenchmarkLocalStoreWrite(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.close()
-	liveJSON := []byte(`{"turns":52,"mentions":{"x":"` + strings.Repeat("가", 1000) + `"}}`)
-	var list []byte
+	liveJSON := []byte(`{"turns":52,"cited":[{"seq":0,"turn_id":"T-0","reply_text":"` + strings.Repeat("가", 1000) + `"}]}`)
 	var d [digestLen]byte
-	for i := range 52 {
-		list = appendTurn(list, fmt.Sprintf("T-%08d-%d", i, i), &d)
-	}
 	b.ResetTimer()
-	ws := make([]localWrite, 0, 60)
+	ws := make([]localWrite, 0, 60*53)
 	for i := 0; i < b.N; {
 		ws = ws[:0]
-		for ; len(ws) < 60 && i < b.N; i++ {
+		for n := 0; n < 60 && i < b.N; n, i = n+1, i+1 {
 			id := fmt.Sprintf("S-%09d", i)
-			if _, _, ok, err := s.session(ctx, id); err != nil || ok {
+			if _, ok, err := s.session(ctx, id); err != nil || ok {
 				b.Fatal(ok, err)
 			}
-			ws = append(ws, localWrite{session: id, live: liveJSON, turns: list})
+			for k := range 52 {
+				tid := fmt.Sprintf("T-%08d-%d", i, k)
+				if _, _, ok, err := s.turn(ctx, id, tid); err != nil || ok {
+					b.Fatal(ok, err)
+				}
+				ws = append(ws, localWrite{session: id, isTurn: true, turnID: tid, seq: int64(k), digest: d[:]})
+			}
+			ws = append(ws, localWrite{session: id, live: liveJSON})
 		}
 		if err := s.write(ctx, ws, int64(i)); err != nil {
 			b.Fatal(err)

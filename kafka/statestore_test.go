@@ -150,9 +150,9 @@ func TestALocalStoreIsReusedOnRestartAndCaughtUpWhenBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b := start(t, cfgIn(dirB)) // a fresh store: reads the 4 states A wrote
-	if n := reads(t); n != 4 {
-		t.Fatalf("a fresh store read %d changelog records, want 4", n)
+	b := start(t, cfgIn(dirB)) // a fresh store: reads the 4 states A wrote, and their 4 turn records
+	if n := reads(t); n != 8 {
+		t.Fatalf("a fresh store read %d changelog records, want 8 (a state and a turn record per session)", n)
 	}
 	produce(t, brokers, first[4:])
 	b.waitCommitted(t, 4)
@@ -160,9 +160,9 @@ func TestALocalStoreIsReusedOnRestartAndCaughtUpWhenBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	a3 := start(t, cfgIn(dirA)) // behind by the 4 states B wrote
-	if n := reads(t); n != 4 {
-		t.Fatalf("a store behind by 4 states read %d changelog records, want 4", n)
+	a3 := start(t, cfgIn(dirA)) // behind by the 4 states B wrote, and their 4 turn records
+	if n := reads(t); n != 8 {
+		t.Fatalf("a store behind by 4 states read %d changelog records, want 8", n)
 	}
 	produce(t, brokers, second)
 	a3.waitCommitted(t, len(second))
@@ -193,8 +193,8 @@ func TestALocalStoreOfAnotherFormatIsRebuiltFromTheChangelog(t *testing.T) {
 	b := start(t, cfg)
 	select {
 	case n := <-restored:
-		if n != 2 {
-			t.Fatalf("the rebuilt store read %d changelog records, want 2 (one state per session)", n)
+		if n != 4 {
+			t.Fatalf("the rebuilt store read %d changelog records, want 4 (a state and a turn record per session)", n)
 		}
 	case <-time.After(guard):
 		t.Fatal("no restore")

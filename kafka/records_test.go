@@ -1,0 +1,180 @@
+package kafka
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"evident/persona/live"
+)
+
+// sampleIDs are turn_ids and session_ids that a key must carry as they are:
+// plain ASCII, a quote, a backslash, a control character, Hangul, HTML
+// characters, the empty string.
+var sampleIDs = []string{"T-1", `q"uote`, `back\slash`, "tab\there", "한글-2", "<a&b>", ""}
+
+func sampleDigest(i int) (d [digestLen]byte) {
+	for k := range d {
+		d[k] = byte(i*31 + k)
+	}
+	return d
+}
+
+// A turn record's key splits back into its session_id and turn_id, for
+// every pair of sample ids, and a state record's key (a session_id alone)
+// is no turn record's; its value reads back its digest and seq, at seqs
+// that take one to five varint bytes.
+func TestATurnRecordReadsBackItsSessionTurnDigestAndSeq(t *testing.T) {
+	for i, session := range sampleIDs {
+		for j, turnID := range sampleIDs {
+			k := appendTurnKey(nil, session, turnID)
+			s, id, ok := splitTurnKey(k)
+			if !ok || s != session || id != turnID {
+				t.Fatalf("key %q split to %q %q %v, want %q %q", k, s, id, ok, session, turnID)
+			}
+			d := sampleDigest(i*7 + j)
+			for _, seq := range []int{0, 127, 128, 1 << 21, math.MaxInt32} {
+				gotSeq, gotD, err := decodeTurnValue(appendTurnValue(nil, &d, seq))
+				if err != nil || gotSeq != int64(seq) || !bytes.Equal(gotD, d[:]) {
+					t.Fatalf("seq %d: read back %d %x (%v)", seq, gotSeq, gotD, err)
+				}
+			}
+		}
+		if _, _, ok := splitTurnKey([]byte(session)); ok {
+			t.Fatalf("state key %q read as a turn record's", session)
+		}
+	}
+}
+
+// A turn record's value that is not a digest and one varint seq is refused
+// with errTurnValue, whatever is wrong with it.
+func TestAMalformedTurnRecordIsRefused(t *testing.T) {
+	d := sampleDigest(1)
+	good := appendTurnValue(nil, &d, 300) // two varint bytes
+	for _, tc := range []struct {
+		name string
+		v    []byte
+	}{
+		{"a digest without its seq", good[:digestLen]},
+		{"a value shorter than a digest", good[:10]},
+		{"a seq cut inside its varint", good[:digestLen+1]},
+		{"a byte after the seq", append(append([]byte{}, good...), 0)},
+		{"a seq past the largest arrival position", appendTurnValue(nil, &d, math.MaxInt32+1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := decodeTurnValue(tc.v); !errors.Is(err, errTurnValue) {
+				t.Fatalf("err %v, want errTurnValue", err)
+			}
+		})
+	}
+}
+
+// FuzzDecodeTurnValue: any bytes are read without panic, and a value read
+// without error, written again, is the same bytes (one encoding per value).
+func FuzzDecodeTurnValue(f *testing.F) {
+	d := sampleDigest(2)
+	f.Add(appendTurnValue(nil, &d, 0))
+	f.Add(appendTurnValue(nil, &d, 1<<20))
+	f.Add([]byte{})
+	f.Add(append(d[:], 0x80))
+	f.Fuzz(func(t *testing.T, v []byte) {
+		seq, dg, err := decodeTurnValue(v)
+		if err != nil {
+			return
+		}
+		again := appendTurnValue(nil, (*[digestLen]byte)(dg), int(seq))
+		if !bytes.Equal(again, v) {
+			t.Fatalf("%x read as seq %d, written again %x", v, seq, again)
+		}
+	})
+}
+
+// sampleState is a state of 7 turns naming 도윤 in its first.
+func sampleState(t *testing.T) *live.State {
+	t.Helper()
+	reply := "동생 도윤이가 있어."
+	r := live.Restore(live.Header{Turns: 7, Latest: &live.Stamp{TurnID: "T-1", CreatedAt: "2026-10-03T21:00:00+09:00"}})
+	r.Cite(live.Cited{Seq: 0, TurnID: "T-1", ReplyText: &reply})
+	r.Mention("도윤", live.Firsts{ByArrival: 0, ByTime: 0})
+	st, err := r.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// A state record's value is sessionState's JSON with the live state inside
+// as json.Marshal writes it, and nothing else: it decodes to the same state,
+// with no turns (those are turn records now).
+func TestAStateRecordsValueIsTheLiveStateInsideSessionStatesJSON(t *testing.T) {
+	st := sampleState(t)
+	lb, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, gotLive := appendStateValue(nil, st)
+	if !bytes.Equal(gotLive, lb) {
+		t.Fatalf("live state %s, want json.Marshal's %s", gotLive, lb)
+	}
+	if want := `{"live":` + string(lb) + `}`; string(v) != want {
+		t.Fatalf("value %s, want %s", v, want)
+	}
+	var got sessionState
+	if err := json.Unmarshal(v, &got); err != nil {
+		t.Fatal(err)
+	}
+	if again := got.Live.AppendJSON(nil); !bytes.Equal(again, lb) || got.Turns != nil {
+		t.Fatalf("decoded to %s with turns %v, want %s and none", again, got.Turns, lb)
+	}
+}
+
+// Each kind of changelog record becomes its local store rows: a state
+// record its session's row; an earlier version's state (its turns inside)
+// that row and a row per turn at seq 0; a turn record its turn's row; a
+// tombstone of either a delete. A record that cannot be read gives no row
+// (it is logged), and neither does an earlier state with one bad digest.
+func TestEachChangelogRecordBecomesItsLocalRows(t *testing.T) {
+	st := sampleState(t)
+	lb := st.AppendJSON(nil)
+	stateValue, _ := appendStateValue(nil, st)
+	d1, d2 := sampleDigest(1), sampleDigest(2)
+	old, err := json.Marshal(map[string]any{"live": st, "turns": map[string]string{"T-2": hex.EncodeToString(d2[:]), "T-1": hex.EncodeToString(d1[:])},
+		"pending": map[string]string{"T-2": "{}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	badOld := bytes.Replace(old, []byte(hex.EncodeToString(d1[:])), []byte(strings.Repeat("zz", digestLen)), 1)
+	c := &Consumer{cfg: Config{Log: log.New(io.Discard, "", 0)}}
+	for _, tc := range []struct {
+		name string
+		key  string
+		v    []byte
+		want []localWrite
+	}{
+		{"a state record", "S", stateValue, []localWrite{{session: "S", live: lb}}},
+		{"an earlier version's state", "S", old, []localWrite{{session: "S", live: lb},
+			{session: "S", isTurn: true, turnID: "T-1", digest: d1[:]}, {session: "S", isTurn: true, turnID: "T-2", digest: d2[:]}}},
+		{"a turn record", "S\xffT-1", appendTurnValue(nil, &d1, 5), []localWrite{{session: "S", isTurn: true, turnID: "T-1", seq: 5, digest: d1[:]}}},
+		{"a state's tombstone", "S", nil, []localWrite{{session: "S", del: true}}},
+		{"a turn's tombstone", "S\xffT-1", nil, []localWrite{{session: "S", isTurn: true, turnID: "T-1", del: true}}},
+		{"a state that is not JSON", "S", []byte("{"), nil},
+		{"an earlier state with a digest that is not hex", "S", badOld, nil},
+		{"a turn record cut short", "S\xffT-1", d1[:8], nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := c.restoreRecord(nil, &kgo.Record{Key: []byte(tc.key), Value: tc.v})
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("rows %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
