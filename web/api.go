@@ -51,7 +51,9 @@ import (
 //   - Auth: with Options.Token or Options.APIToken set, a request must carry
 //     "Authorization: Bearer T" with either; with neither, the API answers on
 //     loopback only, as the screen does. The screen's login cookie does not
-//     open the API (no cookie, no CSRF to check).
+//     open the API (no cookie, no CSRF to check). Wrong tokens count with
+//     the login form's per client address: past the limits, 429 with
+//     Retry-After (ratelimit.go).
 //   - Only application/json and application/x-ndjson bodies are read: a
 //     browser cannot send either cross-site without a preflight, which this
 //     server never answers.
@@ -121,9 +123,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) bool {
 			apiFail(w, http.StatusForbidden, apiError{Error: "a server started without a token answers on loopback addresses only"})
 			return true
 		}
-	} else if !bearerOK(r.Header.Get("Authorization"), tokens) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="evident"`)
-		apiFail(w, http.StatusUnauthorized, apiError{Error: "missing or wrong token: send Authorization: Bearer TOKEN"})
+	} else if !s.bearerAuthed(w, r, tokens) { // 401, or 429 past the wrong-token limits (ratelimit.go)
 		return true
 	}
 	if r.Method == http.MethodPost && crossSite(r) {

@@ -4,12 +4,14 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
-// Session and login limits (issue 15 item 4). A session is server-side
+// Session limits (package doc, "Safety"). A session is server-side
 // state keyed by the random session cookie: logging out deletes it, so a
 // copied cookie stops working at once, and it ends by itself after
 // SessionIdle without a request or SessionMaxAge after the login.
@@ -23,14 +25,16 @@ const (
 	// MaxSessions is the most logged-in sessions kept; a login past it
 	// ends the one used least recently, so memory stays bounded.
 	MaxSessions = 4096
-	// MinTokenLength is the shortest --token accepted, in characters
-	// (runes): 16 random characters are beyond guessing at the login rate
-	// limit.
+	// MinTokenLength is the shortest --token (and --api-token) accepted,
+	// in characters (runes), on any address: 16 random characters are
+	// beyond guessing at the wrong-token limits (ratelimit.go).
 	MinTokenLength = 16
-	// LoginFailuresPerMinute is how many wrong tokens the server takes per
-	// minute from all clients together; past it /login answers 429 until
-	// the minute is over, whoever asks.
-	LoginFailuresPerMinute = 10
+	// MinTokenDistinct is how many different characters a token needs to
+	// serve off loopback (CheckAddr, CheckAPIToken): "aaaa…", "abab…" or
+	// "passwordpassword" (7) are refused, while a random token passes
+	// (openssl rand -base64 24 has about 25 distinct; a 16-character hex
+	// token fewer than 8 about once in a hundred).
+	MinTokenDistinct = 8
 )
 
 // authSession is one logged-in browser.
@@ -38,15 +42,14 @@ type authSession struct {
 	login, seen time.Time
 }
 
-// sessions is the server's table of logged-in sessions and the global
-// failed-login counter. The zero value is not usable; see newSessions.
+// sessions is the server's table of logged-in sessions. The zero value is
+// not usable; see newSessions. Wrong tokens are limited per client address
+// by authLimiter (ratelimit.go).
 type sessions struct {
-	now           func() time.Time
-	idle, maxAge  time.Duration
-	mu            sync.Mutex
-	m             map[string]*authSession
-	windowStart   time.Time
-	windowFailure int
+	now          func() time.Time
+	idle, maxAge time.Duration
+	mu           sync.Mutex
+	m            map[string]*authSession
 }
 
 func newSessions(now func() time.Time, idle, maxAge time.Duration) *sessions {
@@ -118,33 +121,56 @@ func (s *sessions) logout(sid string) {
 	s.mu.Unlock()
 }
 
-// loginAllowed reports whether /login may check a token now, and when not,
-// how long until it may.
-func (s *sessions) loginAllowed() (bool, time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if now.Sub(s.windowStart) >= time.Minute {
-		s.windowStart, s.windowFailure = now, 0
-	}
-	if s.windowFailure >= LoginFailuresPerMinute {
-		return false, time.Minute - now.Sub(s.windowStart)
-	}
-	return true, 0
-}
-
-// failed counts one wrong token against the current minute.
-func (s *sessions) failed() {
-	s.mu.Lock()
-	s.windowFailure++
-	s.mu.Unlock()
-}
-
 // checkToken is the token rule: empty (no login) or at least MinTokenLength
 // characters.
 func checkToken(token string) error {
 	if n := utf8.RuneCountInString(token); token != "" && n < MinTokenLength {
 		return fmt.Errorf("--token is %d characters; use at least %d random characters (e.g. openssl rand -base64 24)", n, MinTokenLength)
+	}
+	return nil
+}
+
+// strongToken is the rule for a token that serves off loopback (flag
+// names it in the error): at least MinTokenLength characters, at least
+// MinTokenDistinct distinct ones, and no whitespace or control character
+// (a bearer header's token is read trimmed, so a token ending in a space
+// could never be sent). The error says what is wanted and what the token
+// has, never the token itself.
+func strongToken(flag, token string) error {
+	n, seen, space := 0, map[rune]bool{}, false
+	for _, r := range token {
+		n++
+		seen[r] = true
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			space = true
+		}
+	}
+	if n >= MinTokenLength && len(seen) >= MinTokenDistinct && !space {
+		return nil
+	}
+	got := fmt.Sprintf("%d characters, %d distinct", n, len(seen))
+	if space {
+		got += ", whitespace or control characters"
+	}
+	return fmt.Errorf("%s: want at least %d characters, at least %d distinct, no whitespace or control characters to serve off loopback; got %s (e.g. openssl rand -base64 24)",
+		flag, MinTokenLength, MinTokenDistinct, got)
+}
+
+// CheckAPIToken is CheckAddr's rule for --api-token (Options.APIToken) on
+// addr: empty (none) or at least MinTokenLength characters anywhere, as
+// New also asks, and off loopback strong as --token must be (at least
+// MinTokenDistinct distinct characters, no whitespace or control
+// character). The error names the flag, never the token.
+func CheckAPIToken(addr, token string) error {
+	if err := checkAPIToken(token); err != nil {
+		return err
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if token != "" && !isLoopback(host) {
+		return strongToken("--api-token", token)
 	}
 	return nil
 }

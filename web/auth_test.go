@@ -102,45 +102,71 @@ func TestSessions(t *testing.T) {
 			t.Errorf("the pre-login session id opened a page after the victim logged in: %d", p.status)
 		}
 	})
-	t.Run("wrong tokens are limited for all clients together", func(t *testing.T) {
-		c := serve(t, demoStore(t), opts)
-		for i := range web.LoginFailuresPerMinute {
-			cl := newClient(t, c.base) // a new client each time: the limit is not per client
+	t.Run("one address's wrong tokens are limited: the right one is 429 too, until a token refills", func(t *testing.T) {
+		c := serve(t, demoStore(t), opts) // every client of a test server is 127.0.0.1: one address
+		for i := range web.DefaultAuthFailuresPerMinute {
+			cl := newClient(t, c.base) // a new browser each time: the limit is the address's, not the cookie's
 			if st := loginAs(t, cl, "wrong token number "+strings.Repeat("x", i)); st != http.StatusUnauthorized {
 				t.Fatalf("failure %d: %d", i+1, st)
 			}
 		}
 		late := newClient(t, c.base)
 		if st := loginAs(t, late, goodToken); st != http.StatusTooManyRequests {
-			t.Errorf("the right token after %d failures this minute: %d, want 429", web.LoginFailuresPerMinute, st)
+			t.Errorf("the right token after %d failures from this address: %d, want 429", web.DefaultAuthFailuresPerMinute, st)
 		}
-		clock.add(time.Minute)
+		clock.add(6 * time.Second) // 10 a minute: one token every 6 s
 		if st := loginAs(t, late, goodToken); st != http.StatusSeeOther {
-			t.Errorf("the right token a minute later: %d", st)
+			t.Errorf("the right token 6 s later: %d", st)
 		}
 	})
 }
 
 func TestTokenStrength(t *testing.T) {
+	const want = "want at least 16 characters, at least 8 distinct, no whitespace or control characters to serve off loopback"
 	tests := []struct {
 		name, addr, token string
 		ok                bool
+		says              string // in the error, besides the length
 	}{
-		{"a short token is refused off loopback", "0.0.0.0:8080", "a", false},
-		{"a 15-character token is refused", "0.0.0.0:8080", "fifteen-chars-x", false},
-		{"a 16-character token is accepted", "0.0.0.0:8080", "sixteen-chars-xx", true},
-		{"a short token is refused on loopback too", "127.0.0.1:8080", "abc", false},
-		{"no token on loopback is fine", "127.0.0.1:8080", "", true},
-		{"six Hangul syllables are six characters, not eighteen bytes", "0.0.0.0:8080", "가나다라마바", false},
+		{"a short token is refused off loopback", "0.0.0.0:8080", "a", false, ""},
+		{"a 15-character token is refused", "0.0.0.0:8080", "fifteen-chars-x", false, ""},
+		{"a 16-character token of 11 distinct characters is accepted", "0.0.0.0:8080", "sixteen-chars-xx", true, ""},
+		{"a short token is refused on loopback too", "127.0.0.1:8080", "abc", false, ""},
+		{"no token on loopback is fine", "127.0.0.1:8080", "", true, ""},
+		{"six Hangul syllables are six characters, not eighteen bytes", "0.0.0.0:8080", "가나다라마바", false, ""},
+		{"one character repeated is refused off loopback, saying how many distinct", "0.0.0.0:8080", strings.Repeat("a", 32), false,
+			want + "; got 32 characters, 1 distinct"},
+		{"a repeated word of 7 distinct characters is refused off loopback", "[::]:8080", "passwordpassword", false,
+			want + "; got 16 characters, 7 distinct"},
+		{"a passphrase with spaces is refused off loopback", ":8080", goodToken, false,
+			want + "; got 28 characters, 13 distinct, whitespace or control characters"},
+		{"a token ending in a newline is refused off loopback", "192.0.2.1:8080", "s3cret-token-of-16+\n", false,
+			"got 20 characters, 15 distinct, whitespace or control characters"},
+		{"a passphrase with spaces is accepted on loopback (length only)", "127.0.0.1:8080", goodToken, true, ""},
+		{"a repeated character is accepted on loopback (length only)", "localhost:8080", strings.Repeat("a", 16), true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := web.CheckAddr(tt.addr, tt.token)
-			if (err == nil) != tt.ok {
-				t.Fatalf("CheckAddr(%q, %q) = %v, want ok=%v", tt.addr, tt.token, err, tt.ok)
-			}
-			if err != nil && tt.token != "" && !strings.Contains(err.Error(), "at least 16") {
-				t.Errorf("message %q does not say how long", err)
+			for _, check := range []struct {
+				flag string
+				f    func(addr, token string) error
+			}{{"--token", web.CheckAddr}, {"--api-token", web.CheckAPIToken}} {
+				err := check.f(tt.addr, tt.token)
+				if (err == nil) != tt.ok {
+					t.Fatalf("%s %q on %q: %v, want ok=%v", check.flag, tt.token, tt.addr, err, tt.ok)
+				}
+				if err == nil {
+					continue
+				}
+				if !strings.Contains(err.Error(), "at least 16") || !strings.Contains(err.Error(), check.flag) {
+					t.Errorf("message %q does not name %s and say how long", err, check.flag)
+				}
+				if !strings.Contains(err.Error(), tt.says) {
+					t.Errorf("message %q\ndoes not say %q", err, tt.says)
+				}
+				if len(tt.token) > 3 && strings.Contains(err.Error(), tt.token) {
+					t.Errorf("message %q prints the token", err)
+				}
 			}
 		})
 	}

@@ -50,9 +50,22 @@ type Options struct {
 	// long without a request, or after its login; 0 means
 	// DefaultSessionIdle and DefaultSessionMaxAge.
 	SessionIdle, SessionMaxAge time.Duration
-	// Now is the clock for sessions and the login limit; nil means
+	// Now is the clock for sessions and the wrong-token limits; nil means
 	// time.Now.
 	Now func() time.Time
+	// AuthFailuresPerMinute is how many wrong tokens (login form and
+	// bearer tokens together) one client address may send, as a burst and
+	// then per minute; AuthFailuresAllPerMinute the same for all addresses
+	// together (ratelimit.go). 0 means DefaultAuthFailuresPerMinute (10)
+	// and DefaultAuthFailuresAllPerMinute (600); New refuses a negative one.
+	AuthFailuresPerMinute, AuthFailuresAllPerMinute int
+	// UploadGrace and UploadMinRate are the upload pace (uploadpace.go):
+	// an upload (/upload, /gold) must bring at least UploadMinRate bytes a
+	// second, averaged over each UploadGrace from when it takes its slot,
+	// or it is cut with 408. 0 means DefaultUploadGrace (10 s) and
+	// DefaultUploadMinRate (32 KiB/s); New refuses a negative one.
+	UploadGrace   time.Duration
+	UploadMinRate int64
 	// ARC is the folder of the ARC view (package doc, "ARC"): an agent
 	// workspace, or a folder whose subfolders are workspaces; "" serves the
 	// view without runs.
@@ -72,6 +85,8 @@ type Server struct {
 	css   string
 	jobs  sync.Mutex // one import or judge at a time
 	auth  *sessions
+	// limits counts wrong tokens per client address (ratelimit.go).
+	limits *authLimiter
 
 	rejudges *jobs          // review decisions' background re-judges (jobs.go)
 	indexer  *searchIndexer // search indexes of stored runs (indexer.go)
@@ -106,6 +121,9 @@ func New(db *store.DB, o Options) (*Server, error) {
 	if err := checkAPIToken(o.APIToken); err != nil {
 		return nil, err
 	}
+	if err := o.checkLimits(); err != nil {
+		return nil, err
+	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
@@ -123,7 +141,8 @@ func New(db *store.DB, o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{db: db, opt: o, key: key, pages: pages, css: inlineFonts(string(css)), cache: map[int64]*runData{},
-		crystal: &crystalRuns{runs: demoRuns}, auth: newSessions(o.Now, o.SessionIdle, o.SessionMaxAge)}
+		crystal: &crystalRuns{runs: demoRuns}, auth: newSessions(o.Now, o.SessionIdle, o.SessionMaxAge),
+		limits: newAuthLimiter(o.Now, o.AuthFailuresPerMinute, o.AuthFailuresAllPerMinute)}
 	s.rejudges = newJobs(s)
 	s.indexer = newSearchIndexer(s)
 	sub, err := fs.Sub(staticFS, "static")
@@ -276,7 +295,10 @@ func isLoopback(host string) bool {
 // CheckAddr refuses a listen address that is not loopback unless a token is
 // set: the screen shows every reply of the store and takes uploads.
 //
-// A token, wherever it is given, must be at least MinTokenLength bytes.
+// A token, wherever it is given, must be at least MinTokenLength
+// characters; off loopback it must also be strong (at least
+// MinTokenDistinct distinct characters, no whitespace or control
+// character), and the error says what is wanted without quoting it.
 func CheckAddr(addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -284,6 +306,9 @@ func CheckAddr(addr, token string) error {
 	}
 	if err := checkToken(token); err != nil {
 		return err
+	}
+	if token != "" && !isLoopback(host) {
+		return strongToken("--token", token)
 	}
 	if token != "" || isLoopback(host) {
 		return nil
@@ -381,14 +406,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := safeNext(r.PostFormValue("next"))
-	if ok, wait := s.auth.loginAllowed(); !ok {
-		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
-		s.fail(w, r, http.StatusTooManyRequests, "로그인 시도가 너무 많습니다",
-			fmt.Sprintf("틀린 토큰이 1분에 %d번을 넘었습니다. %d초 뒤에 다시 해 주세요.", LoginFailuresPerMinute, int(wait.Seconds())+1))
+	token := r.PostFormValue("token") // read before the limiter's lock
+	ok, refused := s.limits.try(clientKey(r), func() bool { return s.tokenOK(token) })
+	if refused != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(refused.RetryAfter()))
+		s.fail(w, r, http.StatusTooManyRequests, "로그인 시도가 너무 많습니다", refused.korean())
 		return
 	}
-	if !s.tokenOK(r.PostFormValue("token")) {
-		s.auth.failed()
+	if !ok {
 		s.render(w, r, http.StatusUnauthorized, "login", &loginPage{Next: next, Failed: true})
 		return
 	}

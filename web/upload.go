@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -148,20 +149,39 @@ func (f *form) add(part *multipart.Part) error {
 }
 
 // MaxUploadsInFlight caps the uploads (/upload and /gold) a server reads
-// and imports at once (issue 13 item 2: twelve concurrent 60 MiB uploads
-// took 1.7 GB when they were held in memory). The next one is answered
-// 503 with Retry-After (uploadRetryAfter) and a Korean message, before
-// its body is read.
+// and imports at once (twelve concurrent 60 MiB uploads took 1.7 GB when
+// they were held in memory). The next one is answered 503 with
+// Retry-After (uploadRetryAfter) and a Korean message, before its body is
+// read. A slot is held while the body arrives only as long as it keeps
+// its pace (uploadpace.go: Options.UploadMinRate averaged over each
+// Options.UploadGrace), then while the upload is imported.
 const MaxUploadsInFlight = 2
+
+// MaxUploadsPerClient is how many of the slots one client address holds
+// at once (clientKey: an IPv4 address, an IPv6 /64): with it, one client
+// cannot take every slot while others wait; its next upload is answered
+// 503 as above, saying its own upload is still in flight.
+const MaxUploadsPerClient = 1
 
 // uploadRetryAfter is the Retry-After of a refused upload, in seconds.
 const uploadRetryAfter = 10
 
-// uploadGate counts one server's uploads in flight.
+// uploadGate counts one server's uploads in flight, in all and per
+// client (a table of at most MaxUploadsInFlight addresses).
 type uploadGate struct {
-	mu sync.Mutex
-	n  int
+	mu  sync.Mutex
+	n   int
+	per map[netip.Addr]int
+	// after is the clock of the slots' pace (uploadpace.go); nil means
+	// time.AfterFunc. Tests set it before the first upload.
+	after afterFunc
 }
+
+// Why an upload got no slot.
+const (
+	gateFull   = "full"   // MaxUploadsInFlight are taken
+	gateClient = "client" // this client holds MaxUploadsPerClient
+)
 
 // uploadGates holds each Server's gate (a Server's fields live in
 // server.go; the gate is this file's business).
@@ -172,19 +192,31 @@ func (s *Server) uploadGate() *uploadGate {
 	return g.(*uploadGate)
 }
 
-// enter takes a slot; ok false when MaxUploadsInFlight are taken.
-func (g *uploadGate) enter() (release func(), ok bool) {
+// enter takes a slot for client c; refused is "" when it did, else
+// gateClient when c holds MaxUploadsPerClient already, gateFull when
+// MaxUploadsInFlight are taken.
+func (g *uploadGate) enter(c netip.Addr) (release func(), refused string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.per[c] >= MaxUploadsPerClient {
+		return nil, gateClient
+	}
 	if g.n >= MaxUploadsInFlight {
-		return nil, false
+		return nil, gateFull
+	}
+	if g.per == nil {
+		g.per = map[netip.Addr]int{}
 	}
 	g.n++
+	g.per[c]++
 	return func() {
 		g.mu.Lock()
 		g.n--
+		if g.per[c]--; g.per[c] <= 0 {
+			delete(g.per, c)
+		}
 		g.mu.Unlock()
-	}, true
+	}, ""
 }
 
 // inFlight is the number of uploads holding a slot.
@@ -194,12 +226,16 @@ func (g *uploadGate) inFlight() int {
 	return g.n
 }
 
-// busyUpload answers an upload over MaxUploadsInFlight: 503, Retry-After,
-// nothing read or imported.
-func (s *Server) busyUpload(w http.ResponseWriter, r *http.Request, page *uploadPage, gold bool) {
+// busyUpload answers an upload that got no slot (why: gateFull or
+// gateClient): 503, Retry-After, nothing read or imported.
+func (s *Server) busyUpload(w http.ResponseWriter, r *http.Request, page *uploadPage, gold bool, why string) {
 	msg := "지금은 올리기를 더 받을 수 없습니다"
 	detail := fmt.Sprintf("다른 올리기 %d개를 처리하는 중입니다. %d초쯤 뒤에 다시 올려 주세요. 아무것도 가져오지 않았습니다.",
 		MaxUploadsInFlight, uploadRetryAfter)
+	if why == gateClient {
+		detail = fmt.Sprintf("이 주소에서 보낸 다른 올리기를 처리하는 중입니다(한 주소에 %d개까지). 그것이 끝난 뒤에 다시 올려 주세요. 아무것도 가져오지 않았습니다.",
+			MaxUploadsPerClient)
+	}
 	if gold {
 		page.GoldError, page.GoldDetail = msg, detail
 	} else {
@@ -301,9 +337,14 @@ func (s *Server) formFail(w http.ResponseWriter, r *http.Request, err error, pag
 	status, msg := http.StatusBadRequest, "올린 양식을 읽지 못했습니다"
 	detail := err.Error()
 	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
+	var tooSlow *uploadTooSlowError
+	switch {
+	case errors.As(err, &tooBig):
 		status, msg = http.StatusRequestEntityTooLarge, "올린 파일이 너무 큽니다"
 		detail = fmt.Sprintf("한 번에 올릴 수 있는 크기는 모두 합쳐 %d MiB 입니다. 파일을 나눠 올리거나 evident import 를 쓰세요. 아무것도 가져오지 않았습니다.", s.opt.MaxUpload>>20)
+	case errors.As(err, &tooSlow):
+		status, msg = http.StatusRequestTimeout, "올리기가 너무 느립니다"
+		detail = tooSlow.korean()
 	}
 	if gold {
 		page.GoldError, page.GoldDetail = msg, detail
@@ -316,13 +357,15 @@ func (s *Server) formFail(w http.ResponseWriter, r *http.Request, err error, pag
 func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	page := s.newUploadPage(ctx)
-	release, ok := s.uploadGate().enter()
-	if !ok {
-		s.busyUpload(w, r, page, false)
+	release, why := s.uploadGate().enter(clientKey(r))
+	if why != "" {
+		s.busyUpload(w, r, page, false, why)
 		return
 	}
 	defer release()
+	pace := s.paceBody(w, r)
 	f, err := readSpooled(w, r, s.opt.MaxUpload)
+	pace.stop()
 	if err != nil {
 		s.formFail(w, r, err, page, false)
 		return
@@ -467,13 +510,15 @@ func jsonlInput(name string, n int, row func(int) any) (ingest.Source, error) {
 func (s *Server) goldUpload(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	page := s.newUploadPage(ctx)
-	release, ok := s.uploadGate().enter()
-	if !ok {
-		s.busyUpload(w, r, page, true)
+	release, why := s.uploadGate().enter(clientKey(r))
+	if why != "" {
+		s.busyUpload(w, r, page, true, why)
 		return
 	}
 	defer release()
+	pace := s.paceBody(w, r)
 	f, err := readSpooled(w, r, s.opt.MaxUpload)
+	pace.stop()
 	if err != nil {
 		s.formFail(w, r, err, page, true)
 		return

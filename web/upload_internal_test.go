@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"mime/multipart"
@@ -14,10 +15,11 @@ import (
 	"evident/store"
 )
 
-// TestUploadsInFlight: two uploads whose bodies are still arriving hold
-// both slots; a third is answered 503 with Retry-After and a Korean
-// message before its body is read; once the two end, an upload is taken
-// again. Spooled files have no name in TMPDIR. The handler runs in-process so the test knows, without timing,
+// TestUploadsInFlight: two uploads from two addresses whose bodies are
+// still arriving hold both slots; a third is answered 503 with
+// Retry-After and a Korean message before its body is read; once the two
+// end, an upload is taken again. (One address holds one slot at most:
+// TestATricklingUploadIsCutAndAnotherAddressUploadsMeanwhile.) Spooled files have no name in TMPDIR. The handler runs in-process so the test knows, without timing,
 // when an upload holds its slot: a write to a body pipe returns only once
 // the handler has read it, and the handler reads only after taking a slot.
 func TestUploadsInFlight(t *testing.T) {
@@ -32,6 +34,7 @@ func TestUploadsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.uploadGate().after = newFakeTimers().after // no period ends: this test is not about the pace
 	post := func(body io.Reader, contentType string) *http.Request {
 		req := httptest.NewRequest(http.MethodPost, "/gold", body)
 		req.Host = "127.0.0.1:8080"
@@ -43,10 +46,11 @@ func TestUploadsInFlight(t *testing.T) {
 		done chan *httptest.ResponseRecorder
 	}
 	var held []slow
-	for range MaxUploadsInFlight {
+	for i := range MaxUploadsInFlight {
 		pr, pw := io.Pipe()
 		mw := multipart.NewWriter(pw)
 		req := post(pr, mw.FormDataContentType())
+		req.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", i+10)
 		sl := slow{pw: pw, done: make(chan *httptest.ResponseRecorder, 1)}
 		go func() {
 			rec := httptest.NewRecorder()

@@ -191,6 +191,8 @@ func serveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-upload", Value: web.DefaultMaxUpload >> 20, Usage: "largest upload in MiB (all files of one form together)"},
 			&cli.Int64Flag{Name: "max-live-body", Value: web.DefaultMaxLiveBody >> 20, Usage: "largest live API request body in MiB (POST /api/v1/turns; the server holds at most 4 of them at once)"},
 			&cli.Int64Flag{Name: "live-cache", Value: web.DefaultLiveCacheMiB, Usage: "MiB of recently judged sessions' recall state the live API (/api/v1/turns) keeps in memory between requests; 0 keeps none (each request reads it from the store: same records, more CPU)"},
+			&cli.DurationFlag{Name: "upload-grace", Value: web.DefaultUploadGrace, Usage: "an upload (/upload, /gold) is checked for --upload-min-rate over each period this long from when it takes its slot (at least 1s)"},
+			&cli.Int64Flag{Name: "upload-min-rate", Value: web.DefaultUploadMinRate >> 10, Usage: "KiB/s an upload must bring, averaged over each --upload-grace period, or it is cut with 408 and frees its slot"},
 			&cli.StringFlag{Name: "arc", Usage: "show ARC agent runs under /arc: an agent workspace, or a folder whose subfolders are workspaces"},
 		},
 		Action: runServe,
@@ -201,6 +203,15 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 	addr, token := cmd.String("addr"), cmd.String("token")
 	if err := web.CheckAddr(addr, token); err != nil {
 		return err
+	}
+	if err := web.CheckAPIToken(addr, cmd.String("api-token")); err != nil {
+		return err
+	}
+	if g := cmd.Duration("upload-grace"); g < time.Second {
+		return fmt.Errorf("--upload-grace is %v; it must be at least 1s", g)
+	}
+	if cmd.Int64("upload-min-rate") <= 0 {
+		return errors.New("--upload-min-rate must be positive (KiB/s)")
 	}
 	if cmd.Int64("max-live-body") <= 0 {
 		return errors.New("--max-live-body must be positive")
@@ -234,6 +245,7 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(errw, "empty store: imported and judged the demo as run #%d: %s\n", run.ID, run.Tally)
 	}
 	srv, err := web.New(db, web.Options{Token: token, APIToken: cmd.String("api-token"), MaxUpload: cmd.Int64("max-upload") << 20, MaxLiveBody: cmd.Int64("max-live-body") << 20, ARC: cmd.String("arc"),
+		UploadGrace: cmd.Duration("upload-grace"), UploadMinRate: cmd.Int64("upload-min-rate") << 10,
 		Log: log.New(errw, "", log.LstdFlags)})
 	if err != nil {
 		return err
