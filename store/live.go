@@ -10,21 +10,33 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"evident/persona"
+	"evident/persona/live"
 )
 
-// Live judging (issue 17; migration 0006): turns judged one at a time by the
+// Live judging (migrations 0006 and 0013): turns judged one at a time by the
 // live API, each session's state kept between requests and restarts, and a
 // growing run per dataset holding their verdict rows.
 //
 // Decisions where the spec is silent:
 //   - turn_id is unique across all live turns (not per dataset): a re-send
 //     is recognised whichever dataset it names.
-//   - A session's state is one row per session_id, whatever dataset judged
-//     its turns (the state, persona/live.State, does not depend on cards).
+//   - A session's state (persona/live.State; it does not depend on cards)
+//     is kept per session_id, whatever dataset judged its turns, as rows
+//     (migration 0013): live_session, its header (turns, untimed, the
+//     latest stamp); live_mention, one row per entity the session named
+//     (the seqs of its two first mentions); live_cited, one row per cited
+//     turn (turn_id, reply_text, created_at, once however many mentions
+//     refer to it). A group writes what its steps changed (live.Change):
+//     the header, the mentions added or moved, the cited turns added or
+//     dropped — never the whole state, whose size (bounded by
+//     live.Limits.MaxStateBytes) a turn no longer pays for. The rows are
+//     read back, whole, only for a session the live state cache does not
+//     hold current.
 //   - The live run of a dataset is an ordinary run row with finished_at set
 //     when it is created, so run lists show it at once; each JudgeLive
 //     transaction appends its verdict rows and updates the run's judged,
@@ -32,13 +44,13 @@ import (
 //     precomputed summary and no fingerprints. IsLiveRun tells it apart.
 //   - Speed (issue 17's targets; measured with bench/live.sh): concurrent
 //     calls share one transaction (group commit, no batching window),
-//     without a savepoint a call unless one fails, each session's state
-//     written once at the group's end (liveGroup.write); each
+//     without a savepoint a call unless one fails, each session's changed
+//     rows written once at the group's end (liveGroup.write); each
 //     session's decoded state stays in memory between groups, capped in
 //     bytes (SetLiveCache, DefaultLiveCache) and used only while the stored
-//     row's turn count says no other handle or process judged the session
-//     since (the row stays the truth: a restart starts with an empty cache
-//     and loses nothing); a call of several turns judges on a second
+//     header's turn count says no other handle or process judged the
+//     session since (the rows stay the truth: a restart starts with an
+//     empty cache and loses nothing); a call of several turns judges on a second
 //     goroutine while the writer inserts; a group's connection keeps its
 //     savepoints' sub-journal in memory and a 16 MiB page cache; live
 //     commits leave checkpoints to a background goroutine ("Checkpoints").
@@ -81,22 +93,19 @@ func (e *LiveRowError) Error() string { return fmt.Sprintf("row %d: %v", e.Row+1
 func (e *LiveRowError) Unwrap() error { return e.Err }
 
 // LiveStep judges turns[i] of a JudgeLive call against its session's state
-// prev and returns its record and the session's new state. prev is nil for a
-// session with no live turn yet; the stored JSON ([]byte) when the store has
-// no current copy of the state in memory; else a value this DB's steps
-// returned for the session's latest turn — in this call, or in an earlier
-// call whose state the store kept in memory (the live state cache, see
-// SetLiveCache; it is used only while the stored row says no other writer
-// has judged the session since). The step may change prev in place and
-// return it: the store hands a kept state to one step at a time and forgets
-// it when the call that changed it stores nothing. Every step given to one
-// DB must therefore read every other's states (persona/live.Resume does).
-// The new state is stored once per session at the end of the call: as is
-// when it is a []byte, by its AppendJSON(b []byte) []byte method when it has
-// one (persona/live.State does: json.Marshal's bytes, written faster), else
-// as encoding/json's encoding. An error rejects the row and, with it, the
-// whole call.
-type LiveStep func(i int, prev any) (persona.Record, any, error)
+// st, which it changes in place, and returns the turn's record and what it
+// changed (persona/live.Limits.Step does both). st is a new State for a
+// session with no live turn yet, else the state the session's rows hold —
+// read from them, or the copy the store kept in memory after an earlier
+// call (the live state cache, see SetLiveCache; used only while the stored
+// header says no other writer has judged the session since). The store
+// hands a state to one step at a time and forgets it when the call that
+// changed it stores nothing. The change is written at the end of the call
+// (or of its group): the session's header, and of its rows only those the
+// change names. An error rejects the row and, with it, the whole call; the
+// step must then leave st as it was (live.Limits.Step does), or at least
+// the store will not keep it.
+type LiveStep func(i int, st *live.State) (persona.Record, live.Change, error)
 
 // JudgeLive judges turns in order against dataset datasetID's live run, in
 // one write transaction: for each turn, a stored turn_id with the same digest
@@ -219,13 +228,13 @@ func (db *DB) judgeLive(c *liveCall) ([]LiveResult, int64, error) {
 // live state of each session is read once (or not at all, below).
 //
 // The live state cache: after a group commits, the new state of each
-// session it judged stays in memory (the step's value, decoded), at most
-// SetLiveCache bytes of them (counted as their stored JSON plus
-// liveEntryOverhead), least recently judged first out. The store's row stays
-// the truth: a group reads each session's live_session.turns, which only
-// grows, in the query that would read its state, and the kept state is used
-// only when the count is the one this DB wrote — else the row's state is
-// read and decoded. So a second DB handle or process judging the session
+// session it judged stays in memory (the *live.State its steps changed), at
+// most SetLiveCache bytes of them (counted as their State.Bytes, the stored
+// JSON's length, plus liveEntryOverhead), least recently judged first out.
+// The store's rows stay the truth: a group reads each session's header,
+// whose turns only grows, and the kept state is used only when the count is
+// the one this DB wrote — else the session's rows are read and the state
+// rebuilt (live.Restore). So a second DB handle or process judging the session
 // meanwhile is never answered from a stale copy, and a restart starts
 // empty. A kept state leaves the cache while a group uses it (the step may
 // change it in place); it comes back only when that group commits.
@@ -265,9 +274,8 @@ type liveQueue struct {
 	conn     *sql.Conn
 	connAuto int
 
-	// Buffers the writer reuses between groups (only the writer uses them).
-	enc      recordEncoder
-	stateBuf []byte
+	// The buffer the writer reuses between groups (only the writer uses it).
+	enc recordEncoder
 
 	prep     sync.Mutex
 	stmts    *liveStmts // nil until prepared
@@ -286,13 +294,16 @@ func liveQueueOf(db *DB) *liveQueue {
 }
 
 // DefaultLiveCache is the live state cache's default cap: 64 MiB of states,
-// counted as their stored JSON plus liveEntryOverhead each (a decoded
-// persona/live.State takes about 1–3 times its JSON; its reply_texts, the
-// bulk, are the same bytes). About 100,000 sessions of the demo log's size.
+// counted as their State.Bytes (stored JSON) plus liveEntryOverhead each (a
+// decoded persona/live.State takes about 1–3 times its JSON; its
+// reply_texts, the bulk, are the same bytes). About 100,000 sessions of the
+// demo log's size, and at least 32 of the largest (live.Limits'
+// MaxStateBytes, 2 MiB by default).
 const DefaultLiveCache = 64 << 20
 
-// liveEntryOverhead is what the cache counts per kept state beyond its JSON
-// and session_id: the list element, map slot and decoded form's headers.
+// liveEntryOverhead is what the cache counts per kept state beyond its
+// Bytes and session_id: the list element, map slot and decoded form's
+// headers.
 const liveEntryOverhead = 256
 
 // SetLiveCache sets the cap of db's live state cache (see JudgeLive) to
@@ -326,11 +337,11 @@ type liveCache struct {
 	lru  list.List                // most recently put at the front
 }
 
-// liveEntry is one kept state: the step's value and the session's
-// live_session.turns when it was stored.
+// liveEntry is one kept state and the session's live_session.turns when
+// it was stored.
 type liveEntry struct {
 	session string
-	state   any
+	state   *live.State
 	turns   int64
 	cost    int64
 }
@@ -406,9 +417,8 @@ func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 		return db.liveInTx(ctx, q, func(tx *sql.Tx) error {
 			g = &liveGroup{ctx: ctx, tx: tx, db: db, st: shared.in(ctx, tx), cache: &q.cache,
 				runs: map[int64]*liveTally{}, work: map[string]*liveWork{}, now: db.stamp(),
-				state: q.stateBuf, enc: &q.enc}
+				enc: &q.enc}
 			err := g.write(calls, savepoints)
-			q.stateBuf = keepBuf(g.state)
 			q.enc.rec = keepBuf(q.enc.rec)
 			return err
 		})
@@ -434,7 +444,7 @@ func (db *DB) judgeLiveCalls(q *liveQueue, calls []*liveCall) {
 	turns := 0
 	for s, w := range g.work {
 		if w.stored {
-			q.cache.put(&liveEntry{session: s, state: w.state, turns: w.turns, cost: w.cost + int64(len(s)) + liveEntryOverhead})
+			q.cache.put(&liveEntry{session: s, state: w.state, turns: w.turns, cost: int64(w.state.Bytes()) + int64(len(s)) + liveEntryOverhead})
 		}
 	}
 	for _, t := range g.runs {
@@ -663,14 +673,13 @@ type liveGroup struct {
 	runs  map[int64]*liveTally // by dataset id: the live runs this group writes
 	work  map[string]*liveWork // by session_id: states as this group left them
 	now   string               // the group's time stamp
-	state []byte               // the state encoder's buffer (q.stateBuf, given back after)
 	enc   *recordEncoder       // the record encoder of calls judged inline (q.enc)
 
 	keys map[int64]liveKeyNow // LiveJudgeKey's answers by asked id (checkKey)
 
-	// Without savepoints (see write) a session's state is written once, at
-	// the group's end, however many of its calls judged the session: dirty
-	// lists those sessions in the order first judged.
+	// Without savepoints (see write) a session's changes are written once,
+	// at the group's end, however many of its calls judged the session:
+	// dirty lists those sessions in the order first judged.
 	deferStates bool
 	dirty       []string
 }
@@ -686,14 +695,55 @@ type liveTally struct {
 	created   bool  // this group created the run (liveRun)
 }
 
-// liveWork is a session's state as this group's calls left it, and its
-// live_session.turns in the transaction.
+// liveWork is a session's state as this group's calls left it, its
+// live_session.turns in the transaction, and what its steps changed that
+// is not written yet (the entities and cited turns of their live.Changes,
+// each once, in the order first changed).
 type liveWork struct {
-	state   any
+	state   *live.State
 	turns   int64
-	cost    int64 // the stored JSON's length
 	stored  bool  // a committed call of the group wrote it
-	pending int64 // turns judged but not yet added to the row (deferStates)
+	pending int64 // turns judged but not yet written to the header (deferStates)
+
+	entities []string            // whose mention rows to write
+	seqs     []int               // whose cited-turn rows to write or delete
+	seen     map[string]struct{} // entities' set
+	seenSeq  map[int]struct{}    // seqs' set
+}
+
+// note adds ch to what w has to write.
+func (w *liveWork) note(ch *live.Change) {
+	for _, e := range ch.Entities {
+		if _, ok := w.seen[e]; !ok {
+			if w.seen == nil {
+				w.seen = map[string]struct{}{}
+			}
+			w.seen[e] = struct{}{}
+			w.entities = append(w.entities, e)
+		}
+	}
+	seq := func(n int) {
+		if _, ok := w.seenSeq[n]; !ok {
+			if w.seenSeq == nil {
+				w.seenSeq = map[int]struct{}{}
+			}
+			w.seenSeq[n] = struct{}{}
+			w.seqs = append(w.seqs, n)
+		}
+	}
+	if ch.Added {
+		seq(ch.Seq)
+	}
+	for _, d := range ch.Dropped {
+		seq(d)
+	}
+}
+
+// written forgets what w had to write.
+func (w *liveWork) written() {
+	w.entities, w.seqs = w.entities[:0], w.seqs[:0]
+	clear(w.seen)
+	clear(w.seenSeq)
 }
 
 // errLiveRollback rolls back a group of one call that failed (the call
@@ -767,7 +817,7 @@ func (g *liveGroup) write(calls []*liveCall, savepoints bool) error {
 	}
 	for _, s := range g.dirty {
 		w := g.work[s]
-		if err := g.putState(s, w, w.pending); err != nil {
+		if err := g.putState(s, w); err != nil {
 			return err
 		}
 	}
@@ -833,13 +883,35 @@ const liveVerdictSQL = `INSERT INTO verdict (run_id, seq, turn_id, session_id, c
     model_id, prompt_id, verdict, summary, reply_text, record, summary_source)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT), 'rule')`
 
+// multiRowUpsert is multiRow(q, k) as a plain INSERT (no OR FAIL), so that
+// an ON CONFLICT clause may follow it.
+func multiRowUpsert(q string, k int) string {
+	return strings.Replace(multiRow(q, k), "INSERT OR FAIL INTO", "INSERT INTO", 1)
+}
+
+// liveMentionSQL writes one mention row of a session's state (putState):
+// by_arrival never changes once written (live.Change), by_time may.
+const liveMentionCols = 4
+
+const liveMentionSQL = `INSERT INTO live_mention (session_id, entity, by_arrival, by_time) VALUES (?, ?, ?, ?)`
+
+const liveMentionUpsert = ` ON CONFLICT (session_id, entity) DO UPDATE SET by_time = excluded.by_time`
+
+// liveStateSQL reads a session's state rows — its header (kind 0), cited
+// turns (1) and mentions (2) — in one statement, so that a reader outside
+// a write transaction sees one snapshot of them (LiveState).
+const liveStateSQL = `SELECT 0, turns, untimed, latest_turn_id, latest_created_at, NULL FROM live_session WHERE session_id = ?1
+    UNION ALL SELECT 1, seq, 0, turn_id, created_at, reply_text FROM live_cited WHERE session_id = ?1
+    UNION ALL SELECT 2, by_arrival, by_time, entity, NULL, NULL FROM live_mention WHERE session_id = ?1`
+
 // liveStmts are a group transaction's statements.
 type liveStmts struct {
-	getTurn, getState, putTurn, putVerdict     *sql.Stmt
-	putVerdicts                                *sql.Stmt // rowsPerInsert verdict rows (multiRow)
-	savepoint, rollbackTo, release             *sql.Stmt
-	getLiveRun, getTally, putSession, putTally *sql.Stmt
-	judgeKey                                   *sql.Stmt
+	getTurn, getHeader, getRows, putTurn, putVerdict *sql.Stmt
+	putVerdicts                                      *sql.Stmt // rowsPerInsert verdict rows (multiRow)
+	savepoint, rollbackTo, release                   *sql.Stmt
+	getLiveRun, getTally, putSession, putTally       *sql.Stmt
+	putMention, putMentions, putCited, dropCited     *sql.Stmt
+	judgeKey                                         *sql.Stmt
 }
 
 // liveStatements returns db's live statements, preparing them on the first
@@ -861,12 +933,14 @@ func liveStatements(ctx context.Context, db *DB) (*liveStmts, error) {
 // in returns st's statements bound to tx (closed with it).
 func (st *liveStmts) in(ctx context.Context, tx *sql.Tx) *liveStmts {
 	return &liveStmts{
-		getTurn: tx.StmtContext(ctx, st.getTurn), getState: tx.StmtContext(ctx, st.getState),
+		getTurn: tx.StmtContext(ctx, st.getTurn), getHeader: tx.StmtContext(ctx, st.getHeader), getRows: tx.StmtContext(ctx, st.getRows),
 		putTurn: tx.StmtContext(ctx, st.putTurn), putVerdict: tx.StmtContext(ctx, st.putVerdict),
 		putVerdicts: tx.StmtContext(ctx, st.putVerdicts), savepoint: tx.StmtContext(ctx, st.savepoint),
 		rollbackTo: tx.StmtContext(ctx, st.rollbackTo), release: tx.StmtContext(ctx, st.release),
 		getLiveRun: tx.StmtContext(ctx, st.getLiveRun), getTally: tx.StmtContext(ctx, st.getTally),
 		putSession: tx.StmtContext(ctx, st.putSession), putTally: tx.StmtContext(ctx, st.putTally),
+		putMention: tx.StmtContext(ctx, st.putMention), putMentions: tx.StmtContext(ctx, st.putMentions),
+		putCited: tx.StmtContext(ctx, st.putCited), dropCited: tx.StmtContext(ctx, st.dropCited),
 		judgeKey: tx.StmtContext(ctx, st.judgeKey),
 	}
 }
@@ -884,19 +958,22 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 	}{
 		{&st.getTurn, `SELECT t.digest, v.record FROM live_turn t
     JOIN verdict v ON v.run_id = t.run_id AND v.seq = t.seq WHERE t.turn_id = ?`},
-		// The state only when the caller's kept copy is not current (?2 is
-		// the turns it was kept at, -1 for none): turns only grows.
-		{&st.getState, "SELECT turns, CASE WHEN turns = ?2 THEN NULL ELSE state END FROM live_session WHERE session_id = ?1"},
+		// The header; the rows only when the kept copy is not current.
+		{&st.getHeader, "SELECT turns, untimed, latest_turn_id, latest_created_at FROM live_session WHERE session_id = ?"},
+		{&st.getRows, "SELECT 1, seq, 0, turn_id, created_at, reply_text FROM live_cited WHERE session_id = ?1 UNION ALL SELECT 2, by_arrival, by_time, entity, NULL, NULL FROM live_mention WHERE session_id = ?1"},
 		{&st.savepoint, "SAVEPOINT live_call"},
 		{&st.rollbackTo, "ROLLBACK TO live_call"},
 		{&st.release, "RELEASE live_call"},
 		{&st.getLiveRun, "SELECT run_id FROM live_run WHERE dataset_id = ?"},
 		{&st.getTally, "SELECT judged, by_verdict FROM run WHERE id = ?"},
-		// The state and the record are bound as bytes (no copy into a Go
-		// string first; SQLite copies them anyway) and stored as the TEXT
-		// they are (CAST of a BLOB reads its bytes as UTF-8 text).
-		{&st.putSession, `INSERT INTO live_session (session_id, state, turns, updated_at) VALUES (?, CAST(? AS TEXT), ?, ?)
-    ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, turns = turns + excluded.turns, updated_at = excluded.updated_at`},
+		{&st.putSession, `INSERT INTO live_session (session_id, turns, untimed, latest_turn_id, latest_created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (session_id) DO UPDATE SET turns = excluded.turns, untimed = excluded.untimed,
+    latest_turn_id = excluded.latest_turn_id, latest_created_at = excluded.latest_created_at, updated_at = excluded.updated_at`},
+		{&st.putMention, liveMentionSQL + liveMentionUpsert},
+		{&st.putMentions, multiRowUpsert(liveMentionSQL, rowsPerInsert) + liveMentionUpsert},
+		{&st.putCited, `INSERT INTO live_cited (session_id, seq, turn_id, reply_text, created_at) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (session_id, seq) DO NOTHING`},
+		{&st.dropCited, "DELETE FROM live_cited WHERE session_id = ? AND seq = ?"},
 		{&st.putTally, "UPDATE run SET judged = ?, by_verdict = ?, finished_at = ? WHERE id = ?"},
 		{&st.judgeKey, liveJudgeKeySQL},
 		// Inserted before the turn is judged: a stored turn_id inserts
@@ -917,8 +994,8 @@ func prepareLive(ctx context.Context, tx preparer) (*liveStmts, error) {
 }
 
 func (st *liveStmts) close() {
-	for _, s := range []*sql.Stmt{st.getTurn, st.getState, st.putTurn, st.putVerdict, st.putVerdicts, st.savepoint, st.rollbackTo,
-		st.release, st.getLiveRun, st.getTally, st.putSession, st.putTally, st.judgeKey} {
+	for _, s := range []*sql.Stmt{st.getTurn, st.getHeader, st.getRows, st.putTurn, st.putVerdict, st.putVerdicts, st.savepoint, st.rollbackTo,
+		st.release, st.getLiveRun, st.getTally, st.putSession, st.putTally, st.putMention, st.putMentions, st.putCited, st.dropCited, st.judgeKey} {
 		if s != nil {
 			s.Close()
 		}
@@ -950,31 +1027,96 @@ func (g *liveGroup) tally(datasetID int64, meta RunMeta) (t *liveTally, fresh bo
 }
 
 // session returns session's state as this group left it, else the kept
-// state when the row says it is current, else the stored JSON (nil for a
-// session with no row).
+// state when the header says it is current, else the state its rows hold
+// (a new State for a session with no header row).
 func (g *liveGroup) session(session string) (*liveWork, error) {
 	if w := g.work[session]; w != nil {
 		return w, nil
 	}
 	kept := g.cache.take(session)
-	keptTurns := int64(-1)
-	if kept != nil {
-		keptTurns = kept.turns
-	}
-	var turns int64
-	var state sql.NullString
+	var h live.Header
+	var untimed bool
+	var latestID, latestAt sql.NullString
 	w := &liveWork{}
-	switch err := g.st.getState.QueryRowContext(g.ctx, session, keptTurns).Scan(&turns, &state); {
+	switch err := g.st.getHeader.QueryRowContext(g.ctx, session).Scan(&h.Turns, &untimed, &latestID, &latestAt); {
 	case errors.Is(err, sql.ErrNoRows):
+		w.state = &live.State{}
 	case err != nil:
 		return nil, fmt.Errorf("store: live session %q: %w", session, err)
-	case !state.Valid: // turns == keptTurns: no other writer since
-		w.state, w.turns = kept.state, turns
+	case kept != nil && kept.turns == int64(h.Turns): // no other writer since
+		w.state, w.turns = kept.state, kept.turns
 	default:
-		w.state, w.turns = []byte(state.String), turns
+		h.Untimed = untimed
+		if latestID.Valid {
+			h.Latest = &live.Stamp{TurnID: latestID.String, CreatedAt: latestAt.String}
+		}
+		st, _, err := readLiveRows(g.ctx, g.st.getRows, session, &h)
+		if err != nil {
+			return nil, err
+		}
+		w.state, w.turns = st, int64(h.Turns)
 	}
 	g.work[session] = w
 	return w, nil
+}
+
+// readLiveRows reads session's state rows with q (liveStateSQL's columns:
+// kind 0 the header, 1 a cited turn, 2 a mention) and returns the state
+// they hold; h is the header when q reads none (nil otherwise). found is
+// false when there is no header (no such session: st is nil). Memory: the
+// state (bounded by live.Limits.MaxStateBytes for a session judged under
+// the limits).
+func readLiveRows(ctx context.Context, q *sql.Stmt, session string, h *live.Header) (st *live.State, found bool, err error) {
+	rows, err := q.QueryContext(ctx, session)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: live session %q: %w", session, err)
+	}
+	defer rows.Close()
+	type mention struct {
+		entity string
+		f      live.Firsts
+	}
+	var cited []live.Cited
+	var mentions []mention
+	for rows.Next() {
+		var kind, n, m int
+		var text, at, reply sql.NullString
+		if err := rows.Scan(&kind, &n, &m, &text, &at, &reply); err != nil {
+			return nil, false, fmt.Errorf("store: live session %q: %w", session, err)
+		}
+		switch kind {
+		case 0:
+			h = &live.Header{Turns: n, Untimed: m != 0}
+			if text.Valid {
+				h.Latest = &live.Stamp{TurnID: text.String, CreatedAt: at.String}
+			}
+		case 1:
+			c := live.Cited{Seq: n, TurnID: text.String, CreatedAt: at.String}
+			if reply.Valid {
+				c.ReplyText = &reply.String
+			}
+			cited = append(cited, c)
+		case 2:
+			mentions = append(mentions, mention{text.String, live.Firsts{ByArrival: n, ByTime: m}})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store: live session %q: %w", session, err)
+	}
+	if h == nil {
+		return nil, false, nil
+	}
+	r := live.Restore(*h)
+	for _, c := range cited {
+		r.Cite(c)
+	}
+	for _, x := range mentions {
+		r.Mention(x.entity, x.f)
+	}
+	if st, err = r.State(); err != nil {
+		return nil, false, fmt.Errorf("store: live session %q: %w", session, err)
+	}
+	return st, true, nil
 }
 
 // keepBuf returns b emptied for reuse, or nil when it grew past 1 MiB (a
@@ -984,18 +1126,6 @@ func keepBuf(b []byte) []byte {
 		return nil
 	}
 	return b[:0]
-}
-
-// encodeState returns state's stored JSON (see LiveStep).
-func (g *liveGroup) encodeState(state any) ([]byte, error) {
-	switch v := state.(type) {
-	case []byte:
-		return v, nil
-	case interface{ AppendJSON([]byte) []byte }:
-		g.state = v.AppendJSON(g.state[:0])
-		return g.state, nil
-	}
-	return json.Marshal(state)
 }
 
 // call is one call's part of a group's transaction. On an error it forgets
@@ -1148,24 +1278,61 @@ func (g *liveGroup) turns(c *liveCall, tally *liveTally, counts map[string]int, 
 			w.pending += int64(counts[s])
 			continue
 		}
-		if err := g.putState(s, w, int64(counts[s])); err != nil {
+		if err := g.putState(s, w); err != nil {
 			return nil, 0, nil, err
 		}
 	}
 	return out, tally.seq + int64(len(newRows)), delta, nil
 }
 
-// putState writes session's state w to its live_session row, adding turns
-// to the row's count.
-func (g *liveGroup) putState(session string, w *liveWork, turns int64) error {
-	js, err := g.encodeState(w.state)
-	if err != nil {
-		return fmt.Errorf("store: live session %q: encode state: %w", session, err)
+// putState writes what session's steps changed (w) to its rows: the
+// header (its turns the state's), the mention row of each changed entity
+// (rowsPerInsert a statement), and each changed cited turn's row, inserted
+// while the state cites it, deleted once it does not (a turn added and
+// dropped in one group is neither). A cited turn's fields never change, and
+// an entity's row only by by_time (live.Change).
+func (g *liveGroup) putState(session string, w *liveWork) error {
+	st := g.st
+	h := w.state.Header()
+	var latestID, latestAt any
+	if h.Latest != nil {
+		latestID, latestAt = h.Latest.TurnID, h.Latest.CreatedAt
 	}
-	w.cost = int64(len(js))
-	if _, err := g.st.putSession.ExecContext(g.ctx, session, js, turns, g.now); err != nil {
+	if _, err := st.putSession.ExecContext(g.ctx, session, h.Turns, h.Untimed, latestID, latestAt, g.now); err != nil {
 		return fmt.Errorf("store: live session %q: %w", session, err)
 	}
+	args := make([]any, 0, min(len(w.entities), rowsPerInsert)*liveMentionCols)
+	for _, e := range w.entities {
+		f, ok := w.state.Mention(e)
+		if !ok {
+			return fmt.Errorf("store: live session %q: the step changed entity %q that its state does not hold", session, e)
+		}
+		args = append(args, session, e, f.ByArrival, f.ByTime)
+		if len(args) == rowsPerInsert*liveMentionCols {
+			if _, err := st.putMentions.ExecContext(g.ctx, args...); err != nil {
+				return fmt.Errorf("store: live session %q mentions: %w", session, err)
+			}
+			args = args[:0]
+		}
+	}
+	for k := 0; k < len(args); k += liveMentionCols {
+		if _, err := st.putMention.ExecContext(g.ctx, args[k:k+liveMentionCols]...); err != nil {
+			return fmt.Errorf("store: live session %q mention %q: %w", session, args[k+1], err)
+		}
+	}
+	for _, seq := range w.seqs {
+		c, ok := w.state.Cited(seq)
+		var err error
+		if ok {
+			_, err = st.putCited.ExecContext(g.ctx, session, c.Seq, c.TurnID, nullString(c.ReplyText), c.CreatedAt)
+		} else {
+			_, err = st.dropCited.ExecContext(g.ctx, session, seq)
+		}
+		if err != nil {
+			return fmt.Errorf("store: live session %q cited turn %d: %w", session, seq, err)
+		}
+	}
+	w.written()
 	return nil
 }
 
@@ -1216,19 +1383,19 @@ func newJudgePipe(c *liveCall, piped bool, inline *recordEncoder) *judgePipe {
 }
 
 // judge steps and encodes one turn (nothing after a failed one). On the
-// pipe's goroutine when piped: it alone touches job.w.state until the
-// results are read.
+// pipe's goroutine when piped: it alone touches job.w's state and changes
+// until the results are read.
 func (p *judgePipe) judge(job judgeJob) judged {
 	if p.failed || p.abort.Load() {
 		return judged{err: errLiveRollback}
 	}
 	t := p.c.turns[job.row].Turn
-	r, next, err := p.c.step(job.row, job.w.state)
+	r, ch, err := p.c.step(job.row, job.w.state)
 	if err != nil {
 		p.failed = true
 		return judged{err: &LiveRowError{Row: job.row, Err: fmt.Errorf("turn %q: %w", t.TurnID, err)}}
 	}
-	job.w.state = next
+	job.w.note(&ch)
 	if !r.Verdict.Valid() {
 		p.failed = true
 		return judged{err: fmt.Errorf("%w: turn %q: verdict %q is not one of the five", ErrInvalid, t.TurnID, r.Verdict)}
@@ -1343,19 +1510,22 @@ func (db *DB) LiveRecord(ctx context.Context, turnID string) ([]byte, error) {
 	return []byte(rec), nil
 }
 
-// LiveState returns the stored state JSON of live session sessionID and the
-// number of its judged live turns; nil and 0 when it has none.
+// LiveState returns the state of live session sessionID in its stored
+// form (persona/live.State.AppendJSON, rebuilt from its rows, read in one
+// statement) and the number of its judged live turns; nil and 0 when it has
+// none. Memory: the state, at most live.Limits.MaxStateBytes for a session
+// judged under the limits.
 func (db *DB) LiveState(ctx context.Context, sessionID string) ([]byte, int, error) {
-	var state string
-	var n int
-	err := db.sql.QueryRowContext(ctx, "SELECT state, turns FROM live_session WHERE session_id = ?", sessionID).Scan(&state, &n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, 0, nil
-	}
+	q, err := db.sql.PrepareContext(ctx, liveStateSQL)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: live session %q: %w", sessionID, err)
 	}
-	return []byte(state), n, nil
+	defer q.Close()
+	st, found, err := readLiveRows(ctx, q, sessionID, nil)
+	if err != nil || !found {
+		return nil, 0, err
+	}
+	return st.AppendJSON(nil), st.Header().Turns, nil
 }
 
 // LiveRunID returns the id of dataset datasetID's live run; ok is false when

@@ -75,7 +75,9 @@ func TestTwoHandlesOnOneFileSeeEachOthersSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Turns != 5 || s.Mentions["도윤"] == nil || s.Mentions["도윤"].ByArrival.TurnID != "T2" || s.Mentions["도윤"].ByArrival.Seq != 1 {
+	f, ok := s.Mention("도윤")
+	c, _ := s.Cited(f.ByArrival)
+	if s.Header().Turns != 5 || !ok || c.TurnID != "T2" || f.ByArrival != 1 {
 		t.Fatalf("stored state %s, want 5 turns with 도윤 first named by T2 at seq 1", st)
 	}
 }
@@ -180,13 +182,9 @@ func TestAFailedCallInAGroupLeavesTheOthersTheStoredState(t *testing.T) {
 	bad.Digest = live.Digest(bad.Turn)
 	call := func(turns ...LiveTurn) *liveCall {
 		return &liveCall{ctx: context.Background(), datasetID: ds, meta: RunMeta{Profile: "seed"}, turns: turns,
-			done: make(chan struct{}), lead: make(chan struct{}), step: func(i int, prev any) (persona.Record, any, error) {
-				st, err := live.Resume(prev)
-				if err != nil {
-					return persona.Record{}, nil, err
-				}
-				rec, _, err := live.Step(j, st, turns[i].Turn)
-				return rec, st, err
+			done: make(chan struct{}), lead: make(chan struct{}), step: func(i int, st *live.State) (persona.Record, live.Change, error) {
+				rec, o, err := live.Step(j, st, turns[i].Turn)
+				return rec, o.Change, err
 			}}
 	}
 	calls := []*liveCall{

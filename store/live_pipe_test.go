@@ -85,8 +85,9 @@ func TestARepeatInsideAPipelinedCallAnswersTheFirstRecord(t *testing.T) {
 	}
 }
 
-// The record and the state, bound as bytes, are stored as TEXT, the same
-// bytes the call answered and LiveState gives.
+// The record, bound as bytes, is stored as TEXT, the same bytes the call
+// answered; the state's cited reply is TEXT too, and LiveState gives the
+// state back.
 func TestLiveRecordsAndStatesAreStoredAsText(t *testing.T) {
 	db := openMem(t)
 	ds := liveDataset(t, db)
@@ -95,18 +96,18 @@ func TestLiveRecordsAndStatesAreStoredAsText(t *testing.T) {
 	if err := db.sql.QueryRow("SELECT typeof(record), record FROM verdict WHERE run_id = ? AND turn_id = 'T1'", run).Scan(&recType, &rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.sql.QueryRow("SELECT typeof(state) FROM live_session WHERE session_id = 'S1'").Scan(&stateType); err != nil {
+	if err := db.sql.QueryRow("SELECT typeof(reply_text) FROM live_cited WHERE session_id = 'S1'").Scan(&stateType); err != nil {
 		t.Fatal(err)
 	}
 	if recType != "text" || stateType != "text" || rec != string(res[0].Record) {
-		t.Fatalf("record stored as %s (%s), state as %s; want text, the answered bytes %s", recType, rec, stateType, res[0].Record)
+		t.Fatalf("record stored as %s (%s), cited reply as %s; want text, the answered bytes %s", recType, rec, stateType, res[0].Record)
 	}
 	st, _, err := db.LiveState(t.Context(), "S1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := live.Resume(st)
-	if err != nil || s.Turns != 1 || s.Mentions["도윤"] == nil {
+	if _, ok := s.Mention("도윤"); err != nil || s.Header().Turns != 1 || !ok {
 		t.Fatalf("stored state %s: %v", st, err)
 	}
 }

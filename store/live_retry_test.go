@@ -14,13 +14,9 @@ import (
 // by hand (judgeLiveCalls), with persona/live as the step.
 func groupCall(ds int64, j *persona.Judge, turns ...LiveTurn) *liveCall {
 	return &liveCall{ctx: context.Background(), datasetID: ds, meta: RunMeta{Profile: "seed"}, turns: turns,
-		done: make(chan struct{}), lead: make(chan struct{}), step: func(i int, prev any) (persona.Record, any, error) {
-			st, err := live.Resume(prev)
-			if err != nil {
-				return persona.Record{}, nil, err
-			}
-			rec, _, err := live.Step(j, st, turns[i].Turn)
-			return rec, st, err
+		done: make(chan struct{}), lead: make(chan struct{}), step: func(i int, st *live.State) (persona.Record, live.Change, error) {
+			rec, o, err := live.Step(j, st, turns[i].Turn)
+			return rec, o.Change, err
 		}}
 }
 

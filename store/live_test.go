@@ -46,13 +46,9 @@ func judgeLive(t testing.TB, db *DB, ds int64, j *persona.Judge, turns ...LiveTu
 }
 
 func tryLive(db *DB, ds int64, j *persona.Judge, turns ...LiveTurn) ([]LiveResult, int64, error) {
-	return db.JudgeLive(context.Background(), ds, RunMeta{Profile: "seed"}, turns, func(i int, prev any) (persona.Record, any, error) {
-		st, err := live.Resume(prev)
-		if err != nil {
-			return persona.Record{}, nil, err
-		}
-		rec, _, err := live.Step(j, st, turns[i].Turn)
-		return rec, st, err
+	return db.JudgeLive(context.Background(), ds, RunMeta{Profile: "seed"}, turns, func(i int, st *live.State) (persona.Record, live.Change, error) {
+		rec, o, err := live.Step(j, st, turns[i].Turn)
+		return rec, o.Change, err
 	})
 }
 
@@ -189,8 +185,8 @@ func TestLiveRejectsAndFailuresLeaveNothingBehind(t *testing.T) {
 		t.Fatalf("rejected call left session state %s (%d turns, %v)", state, n, err)
 	}
 	_, _, err = db.JudgeLive(context.Background(), 999, RunMeta{Profile: "seed"}, []LiveTurn{liveTurn("T9", "", false, "a", "b.")},
-		func(int, any) (persona.Record, any, error) {
-			return persona.Record{TurnID: "T9", Verdict: persona.Kept}, []byte("{}"), nil
+		func(int, *live.State) (persona.Record, live.Change, error) {
+			return persona.Record{TurnID: "T9", Verdict: persona.Kept}, live.Change{}, nil
 		})
 	if err == nil || errors.As(err, &re) {
 		t.Fatalf("JudgeLive against an unknown dataset: %v, want a fatal error", err)

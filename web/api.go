@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"evident/persona"
@@ -41,11 +42,15 @@ import (
 // position in the request) and, for JSON Lines, "line": 400 a row that does
 // not decode (or a body that is not JSON), 401 a missing or wrong token, 403
 // a cross-site request, 404 no such dataset or turn, 409 a turn_id already
-// judged with a different row, 413 a body over the limit or a row over
-// MaxLiveRowText, 415 another content type, 422 a turn whose character_id
-// has no card, 503 a request whose dataset's cards kept changing while it
-// was judged or whose body does not fit LiveBodyBudget (with Retry-After). A request is judged whole or not at all: on any error
-// nothing of it is stored.
+// judged with a different row, 413 a body over the limit or a row over a
+// row limit (names or bytes), 415 another content type, 422 a turn whose
+// character_id has no card or that would take its session's state over
+// the state limit, 503 a request whose dataset's cards kept changing while
+// it was judged or whose body does not fit LiveBodyBudget (with
+// Retry-After). An error of a live limit (persona/live.Limits) also names
+// it: "limit" (names_per_row, row_bytes or state_bytes), "max" its value,
+// "got" what the row has and "turn_id". A request is judged whole or not
+// at all: on any error nothing of it is stored.
 //
 // Decisions where the spec is silent:
 //   - Auth: with Options.Token or Options.APIToken set, a request must carry
@@ -59,9 +64,14 @@ import (
 //     server never answers.
 //   - The body limit is Options.MaxLiveBody (DefaultMaxLiveBody, 4 MiB; a
 //     Content-Length over it is refused before the body is read), the
-//     bodies held at once LiveBodyBudget limits, and a row's text limit is
-//     MaxLiveRowText (1 MiB); the profile is per request (the
-//     dataset's live run records the profile it was created with).
+//     bodies held at once LiveBodyBudget limits; a row's and a session's
+//     limits are persona/live's (SetLiveLimits; defaults: 1,000 distinct
+//     named_entities and 1 MiB of reply_text plus user_message a row, 2 MiB
+//     of state a session). Row limits are checked for every row before any
+//     is judged (413, a size of the row); the state limit while judging
+//     (422: the same row would be judged in a session that holds less).
+//     The profile is per request (the dataset's live run records the
+//     profile it was created with).
 //   - The judge of a dataset is kept between requests and rebuilt when a card
 //     of the dataset is added or updated (the review queue's "add to canon"
 //     takes effect on the next request). A kept judge answers a request
@@ -98,11 +108,16 @@ const maxAPIRows = 100_000
 // every request instead of one a request.
 var jsonContentType = []string{"application/json; charset=utf-8"}
 
-// apiError is the JSON error body.
+// apiError is the JSON error body; Limit, Max, Got and TurnID are set for a
+// row over a live limit (persona/live.LimitError).
 type apiError struct {
-	Error string `json:"error"`
-	Row   int    `json:"row,omitempty"`
-	Line  int    `json:"line,omitempty"`
+	Error  string `json:"error"`
+	Row    int    `json:"row,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Limit  string `json:"limit,omitempty"`
+	Max    int    `json:"max,omitempty"`
+	Got    int    `json:"got,omitempty"`
+	TurnID string `json:"turn_id,omitempty"`
 }
 
 func apiFail(w http.ResponseWriter, status int, e apiError) {
@@ -184,23 +199,54 @@ const (
 // evident judge takes rows of any length.
 const MaxUploadRow = 1 << 20
 
-// MaxLiveRowText caps one live row's reply_text plus user_message: 1 MiB.
-// The batch judge reads rows of any length, but a request's memory grows
-// with its rows' text many times over (evidence, summary, the stored record
-// and its search index): a test user's 42 MB reply took the server from
-// 230 MB to 1.6 GB. A longer row is refused with 413 and its row number.
-const MaxLiveRowText = 1 << 20
+// MaxLiveRowText is the default cap of one live row's reply_text plus
+// user_message (serve --live-max-row-bytes; persona/live.DefaultMaxRowBytes):
+// 1 MiB. The batch judge reads rows of any length, but a request's memory
+// grows with its rows' text many times over (evidence, summary, the stored
+// record and its search index): a test user's 42 MB reply took the server
+// from 230 MB to 1.6 GB. A longer row is refused with 413 and its row
+// number.
+const MaxLiveRowText = live.DefaultMaxRowBytes
 
-// rowText is the bytes of t's free text that MaxLiveRowText counts.
-func rowText(t *persona.Turn) int {
-	n := 0
-	if t.ReplyText != nil {
-		n += len(*t.ReplyText)
+// SetLiveLimits sets the live API's row and session limits (serve
+// --live-max-names, --live-max-row-bytes, --live-max-state-bytes; zero
+// fields are persona/live's defaults). A negative limit is refused with an
+// error naming it, and the limits are left as they were. Safe to call while
+// serving: a request judges with the limits it read when it began.
+func (s *Server) SetLiveLimits(l live.Limits) error {
+	if err := l.Check(); err != nil {
+		return err
 	}
-	if t.UserMessage != nil {
-		n += len(*t.UserMessage)
+	l = l.Resolved()
+	s.api.limits.Store(&l)
+	return nil
+}
+
+// liveLimits returns the live API's limits (SetLiveLimits, else the
+// defaults).
+func (s *Server) liveLimits() live.Limits {
+	if l := s.api.limits.Load(); l != nil {
+		return *l
 	}
-	return n
+	return live.DefaultLimits()
+}
+
+// limitFail answers a turn over a live limit: 413 for a row limit, 422 for
+// the state limit (the row would fit a session holding less), the body
+// naming the limit, its value, what the row has, and the row.
+func limitFail(w http.ResponseWriter, le *live.LimitError, row, line int) {
+	status := http.StatusRequestEntityTooLarge
+	var msg string
+	switch le.Limit {
+	case live.LimitRowBytes:
+		msg = fmt.Sprintf("turn %q: reply_text and user_message hold %d bytes: the live API judges rows of at most %d (--live-max-row-bytes; judge longer rows in batch: evident judge)", le.TurnID, le.Got, le.Max)
+	case live.LimitNames:
+		msg = fmt.Sprintf("turn %q names %d distinct entities: the live API judges rows naming at most %d (--live-max-names)", le.TurnID, le.Got, le.Max)
+	default:
+		status = http.StatusUnprocessableEntity
+		msg = fmt.Sprintf("turn %q would make session %q's state %d bytes: a session holds at most %d (--live-max-state-bytes); nothing of this request was stored", le.TurnID, le.SessionID, le.Got, le.Max)
+	}
+	apiFail(w, status, apiError{Error: msg, Row: row, Line: line, Limit: le.Limit, Max: le.Max, Got: le.Got, TurnID: le.TurnID})
 }
 
 // apiTurns is POST /api/v1/turns.
@@ -271,15 +317,15 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 	}
 	var lts []store.LiveTurn
 	meta := store.RunMeta{Profile: profile.Name, Endings: runstore.Endings(profile)}
+	lim := s.liveLimits()
 	var res []store.LiveResult
 	for attempt := 1; ; attempt++ {
-		// The first row too long or without a card in j is the one
+		// The first row over a row limit or without a card in j is the one
 		// answered; a kept judge is asked about once before a 422 (it may
 		// be older than the store).
-		i, long := badRow(j, turns)
-		if i >= 0 && long {
-			apiFail(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("reply_text and user_message hold %d bytes: the live API judges rows of at most %d (judge longer rows in batch: evident judge)", rowText(&turns[i].turn), MaxLiveRowText),
-				Row: i + 1, Line: turns[i].line})
+		i, le := badRow(j, lim, turns)
+		if le != nil {
+			limitFail(w, le, i+1, turns[i].line)
 			return
 		}
 		if i >= 0 && !fresh {
@@ -301,13 +347,9 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		judge := j
-		res, _, err = s.db.JudgeLiveKeyed(r.Context(), key, meta, lts, func(i int, prev any) (persona.Record, any, error) {
-			st, err := live.Resume(prev)
-			if err != nil {
-				return persona.Record{}, nil, err
-			}
-			rec, _, err := live.Step(judge, st, lts[i].Turn)
-			return rec, st, err
+		res, _, err = s.db.JudgeLiveKeyed(r.Context(), key, meta, lts, func(i int, st *live.State) (persona.Record, live.Change, error) {
+			rec, o, err := lim.Step(judge, st, lts[i].Turn)
+			return rec, o.Change, err
 		})
 		var ke *store.LiveKeyError
 		if !errors.As(err, &ke) || attempt == maxJudgeAttempts {
@@ -327,7 +369,11 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 	}
 	var re *store.LiveRowError
 	var ke *store.LiveKeyError
+	var le *live.LimitError
 	switch {
+	case errors.As(err, &re) && errors.As(err, &le):
+		limitFail(w, le, re.Row+1, turns[re.Row].line)
+		return
 	case errors.As(err, &ke):
 		apiFail(w, http.StatusServiceUnavailable, apiError{Error: fmt.Sprintf("the cards of dataset %d changed %d times while this request was judged; send it again", key.ID, maxJudgeAttempts)})
 		return
@@ -536,7 +582,8 @@ func decodeAPITurns(body []byte, shape apiShape) ([]apiRow, *apiError) {
 // dataset's cards change (store.LiveJudgeKey's version), so a request does
 // not re-read cards and lexicon. The zero value is ready.
 type apiCache struct {
-	bodies bodyBudget // request bodies held (LiveBodyBudget)
+	bodies bodyBudget                  // request bodies held (LiveBodyBudget)
+	limits atomic.Pointer[live.Limits] // SetLiveLimits'; nil: the defaults
 
 	mu     sync.Mutex
 	judges map[apiJudgeKey]apiJudged
@@ -620,18 +667,19 @@ type apiJudged struct {
 // of its dataset keep changing under it (store.LiveKeyError each time).
 const maxJudgeAttempts = 3
 
-// badRow returns the index of the first row whose text is over
-// MaxLiveRowText (long) or whose character_id has no card in j, or -1.
-func badRow(j *persona.Judge, turns []apiRow) (i int, long bool) {
+// badRow returns the index of the first row over a row limit of lim (and
+// its *live.LimitError) or whose character_id has no card in j (le nil),
+// or -1. Linear in the rows.
+func badRow(j *persona.Judge, lim live.Limits, turns []apiRow) (i int, le *live.LimitError) {
 	for i := range turns {
-		if rowText(&turns[i].turn) > MaxLiveRowText {
-			return i, true
+		if err := lim.CheckRow(&turns[i].turn); err != nil {
+			return i, err.(*live.LimitError)
 		}
 		if _, ok := j.Card(turns[i].turn.CharacterID); !ok {
-			return i, false
+			return i, nil
 		}
 	}
-	return -1, false
+	return -1, nil
 }
 
 // apiNoDataset answers 404 for asked (0: the latest dataset).

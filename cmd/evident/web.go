@@ -3,7 +3,8 @@ package main
 // The store-backed commands: serve (the screen), import, report and eval.
 // Thin as the rest of the CLI: flags in, package calls out.
 //
-//	evident serve  [--db F] [--addr 127.0.0.1:8080] [--demo] [--token T] [--max-upload MiB] [--max-live-body MiB] [--arc DIR]
+//	evident serve  [--db F] [--addr 127.0.0.1:8080] [--demo] [--token T] [--max-upload MiB] [--max-live-body MiB]
+//	               [--live-max-names N] [--live-max-row-bytes B] [--live-max-state-bytes B] [--arc DIR]
 //	evident import (--demo | --turns F --cards F --lexicon F) [--db F] [--name N] [--keep-going] [--no-judge] [--speech-profile …] [--endings F]
 //	evident report [--run ID] --html FILE [--db F]
 //	evident eval   --gold FILE [--run ID] [--db F] [--json]
@@ -28,6 +29,7 @@ import (
 
 	"evident/persona"
 	"evident/persona/evalrun"
+	"evident/persona/live"
 	"evident/runstore"
 	"evident/store"
 	"evident/web"
@@ -191,6 +193,9 @@ func serveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-upload", Value: web.DefaultMaxUpload >> 20, Usage: "largest upload in MiB (all files of one form together)"},
 			&cli.Int64Flag{Name: "max-live-body", Value: web.DefaultMaxLiveBody >> 20, Usage: "largest live API request body in MiB (POST /api/v1/turns; the server holds at most 4 of them at once)"},
 			&cli.Int64Flag{Name: "live-cache", Value: web.DefaultLiveCacheMiB, Usage: "MiB of recently judged sessions' recall state the live API (/api/v1/turns) keeps in memory between requests; 0 keeps none (each request reads it from the store: same records, more CPU)"},
+			&cli.IntFlag{Name: "live-max-names", Value: live.DefaultMaxNames, Usage: "most distinct named_entities of one live API row (more: 413)"},
+			&cli.IntFlag{Name: "live-max-row-bytes", Value: live.DefaultMaxRowBytes, Usage: "most bytes of reply_text plus user_message of one live API row (more: 413)"},
+			&cli.IntFlag{Name: "live-max-state-bytes", Value: live.DefaultMaxStateBytes, Usage: "most bytes of one session's recall state on the live API (a turn that would make it more: 422, nothing stored)"},
 			&cli.DurationFlag{Name: "upload-grace", Value: web.DefaultUploadGrace, Usage: "an upload (/upload, /gold) is checked for --upload-min-rate over each period this long from when it takes its slot (at least 1s)"},
 			&cli.Int64Flag{Name: "upload-min-rate", Value: web.DefaultUploadMinRate >> 10, Usage: "KiB/s an upload must bring, averaged over each --upload-grace period, or it is cut with 408 and frees its slot"},
 			&cli.StringFlag{Name: "arc", Usage: "show ARC agent runs under /arc: an agent workspace, or a folder whose subfolders are workspaces"},
@@ -215,6 +220,15 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 	}
 	if cmd.Int64("max-live-body") <= 0 {
 		return errors.New("--max-live-body must be positive")
+	}
+	limits := live.Limits{MaxNames: cmd.Int("live-max-names"), MaxRowBytes: cmd.Int("live-max-row-bytes"), MaxStateBytes: cmd.Int("live-max-state-bytes")}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"live-max-names", limits.MaxNames}, {"live-max-row-bytes", limits.MaxRowBytes}, {"live-max-state-bytes", limits.MaxStateBytes}} {
+		if f.v <= 0 {
+			return fmt.Errorf("--%s is %d: it must be positive", f.name, f.v)
+		}
 	}
 	if cmd.Int64("max-upload") <= 0 {
 		return errors.New("--max-upload must be positive")
@@ -248,6 +262,9 @@ func runServe(ctx context.Context, cmd *cli.Command) error {
 		UploadGrace: cmd.Duration("upload-grace"), UploadMinRate: cmd.Int64("upload-min-rate") << 10,
 		Log: log.New(errw, "", log.LstdFlags)})
 	if err != nil {
+		return err
+	}
+	if err := srv.SetLiveLimits(limits); err != nil {
 		return err
 	}
 	// Runs whose search index is missing (a run stored by judge --db that
