@@ -80,21 +80,28 @@
 // Without a token the server answers only requests whose Host is a loopback
 // name or address (a guard against DNS rebinding), and CheckAddr refuses to
 // listen on anything but loopback. A token must be at least MinTokenLength
-// (16) characters. With a token every page but /login and /static needs a live
+// (16) characters; off loopback also MinTokenDistinct (8) distinct ones and
+// no whitespace (CheckAddr, CheckAPIToken). With a token every page but /login and /static needs a live
 // server-side session: /login compares the token in constant time, then
 // issues a new session id (so one planted before login is worthless) and
 // an auth cookie bound to it; the session ends at logout (a copied cookie
 // pair stops working at once), after Options.SessionIdle without a request
 // (default 12 h) or Options.SessionMaxAge after login (default 7 days), and
 // at most MaxSessions are kept (the least recently used goes first). Wrong
-// tokens are limited for all clients together: past LoginFailuresPerMinute
-// in a minute, /login answers 429 with Retry-After until the minute ends. Every POST carries a CSRF token derived (HMAC-SHA256 with a
+// tokens, on /login and as the live API's bearer tokens together, are
+// limited per client address (an IPv6 one by its /64; ratelimit.go):
+// DefaultAuthFailuresPerMinute at once and then per minute, past which that
+// address is answered 429 with Retry-After; past
+// DefaultAuthFailuresAllPerMinute for all addresses together, so are those
+// that gave no right token within TrustedClientFor. Every POST carries a CSRF token derived (HMAC-SHA256 with a
 // per-process random key) from the random per-browser session cookie, and
 // cross-site POSTs (Origin or Sec-Fetch-Site) are refused. All text reaches
 // the page through html/template, so a reply holding <script> is shown as
 // text. Pages send a Content-Security-Policy that allows only this origin's
 // CSS, script, fonts and requests (app.js's upload with progress). Uploads are capped with http.MaxBytesReader
-// (Options.MaxUpload) and imported all or nothing (runstore, Strict unless
+// (Options.MaxUpload), take one of MaxUploadsInFlight slots (one an
+// address), must keep Options.UploadMinRate over each Options.UploadGrace
+// or are cut with 408 (uploadpace.go), and are imported all or nothing (runstore, Strict unless
 // the form asks to keep going without the rejected rows).
 //
 // # Decisions

@@ -33,8 +33,9 @@ const (
 	DefaultAuthFailuresAllPerMinute = 600
 	// MaxAuthClients is how many client addresses' wrong-token counts are
 	// kept; past it the least recently seen is forgotten, so a flood of
-	// addresses costs a fixed table (about 200 bytes an entry), and the
-	// ceiling for all addresses bounds what forgetting gives back.
+	// addresses costs a fixed table (measured: 1.5 MiB of heap with this
+	// table and the trusted one full), and the ceiling for all addresses
+	// bounds what forgetting gives back.
 	MaxAuthClients = 4096
 	// MaxTrustedClients is how many addresses that gave a right token are
 	// remembered (least recently seen forgotten first).
