@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"evident/arc/agent"
 	"evident/arc/client"
@@ -458,16 +457,13 @@ func readTranscriptLine(br *bufio.Reader) (line []byte, complete, tooLong bool, 
 	}
 }
 
-// cut shortens s to arcMaxField bytes (at a rune boundary), saying how much
-// was left out.
+// cut shortens s to at most arcMaxField bytes, between two grapheme
+// clusters (clipAt), saying how much was left out.
 func cut(s string) string {
 	if len(s) <= arcMaxField {
 		return s
 	}
-	i := arcMaxField
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
+	i := clipAt(s, arcMaxField)
 	return s[:i] + fmt.Sprintf("\n… (%d more bytes not shown)", len(s)-i)
 }
 

@@ -2,7 +2,8 @@ package web
 
 import (
 	"fmt"
-	"unicode/utf8"
+
+	"evident/internal/clip"
 )
 
 // maxShownText caps how much of one text (a reply, a user message, an
@@ -13,18 +14,12 @@ import (
 // where to read it whole (the records export keeps every byte).
 const maxShownText = 64 << 10
 
-// clipAt is the largest cut ≤ max at a rune boundary of s (len(s) when s
-// fits).
-func clipAt(s string, max int) int {
-	if len(s) <= max {
-		return len(s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return cut
-}
+// clipAt is the largest cut ≤ max bytes of s between two grapheme clusters
+// (len(s) when s fits): a cluster that would cross max is left out whole, so
+// the text before the note never ends in part of a character (an emoji ZWJ
+// sequence without its last members, a flag's lone regional indicator, a
+// letter without its combining marks). internal/clip, UAX #29.
+func clipAt(s string, max int) int { return clip.Bytes(s, max) }
 
 // clippedNote says how much of a text a page left out.
 func clippedNote(left int) string {

@@ -14,6 +14,7 @@ import (
 
 	"evident/crystal"
 	"evident/crystal/report"
+	"evident/internal/clip"
 )
 
 // crystalHead describes a run and the settings its table was scored with.
@@ -252,13 +253,14 @@ func (x crystalIndex) URL(kv ...string) string {
 	return x.base + "?" + strings.Join(parts, "&") + "#items"
 }
 
-// firstLine is s's first line, cut to n runes with an ellipsis.
+// firstLine is s's first line, cut to at most n runes between two grapheme
+// clusters (internal/clip) with an ellipsis.
 func firstLine(s string, n int) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}
-	if rs := []rune(s); len(rs) > n {
-		s = string(rs[:n]) + "…"
+	if c := clip.Runes(s, n); c < len(s) {
+		s = s[:c] + "…"
 	}
 	return s
 }

@@ -16,6 +16,7 @@ import (
 
 	queues "evident/persona/review"
 
+	"evident/internal/clip"
 	"evident/persona"
 	"evident/persona/speech"
 	"evident/runstore"
@@ -76,8 +77,8 @@ func whoOf(r *http.Request, form string) string {
 		return c
 	}, who)
 	who = strings.TrimSpace(who)
-	if utf8.RuneCountInString(who) > maxWho {
-		who = strings.TrimSpace(string([]rune(who)[:maxWho]))
+	if c := clip.Runes(who, maxWho); c < len(who) {
+		who = strings.TrimSpace(who[:c]) // at most maxWho runes, whole grapheme clusters
 	}
 	if who == "" {
 		return defaultWho

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"evident/internal/clip"
 	"evident/internal/located"
 )
 
@@ -358,15 +359,16 @@ func kind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// describe names a value for messages: strings quoted (cut at 40 bytes), other
-// types by kind; "missing" for nil.
+// describe names a value for messages: strings quoted (cut to at most 40
+// bytes between two grapheme clusters, internal/clip), other types by kind;
+// "missing" for nil.
 func describe(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "missing or null"
 	case string:
 		if len(v) > 40 {
-			v = strings.ToValidUTF8(v[:40], "") + "…"
+			v = strings.ToValidUTF8(v[:clip.Bytes(v, 40)], "") + "…"
 		}
 		return fmt.Sprintf("%q", v)
 	}

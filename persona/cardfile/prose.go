@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"evident/internal/clip"
 	"evident/persona/speech"
 )
 
@@ -236,10 +237,11 @@ func firstPersonAfterMarker(sent string) string {
 	return w
 }
 
-// cut returns s cut to at most n runes, with "…" when cut.
+// cut returns s cut to at most n runes between two grapheme clusters
+// (internal/clip), with "…" when cut.
 func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	if c := clip.Runes(s, n); c < len(s) {
+		return s[:c] + "…"
 	}
-	return string([]rune(s)[:n]) + "…"
+	return s
 }
