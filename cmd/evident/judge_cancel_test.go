@@ -232,7 +232,7 @@ func TestJudgeSignals(t *testing.T) {
 	}
 }
 
-// TestJudgeSignalWhileBlocked: a run blocked opening a named pipe that no
+// TestJudgeSignalWhileBlocked: a run blocked reading a named pipe that no
 // one writes never sees its context cancelled; one SIGINT still ends it,
 // after the grace period, with exit status 130 and a message, leaving no
 // pending output behind.
@@ -257,7 +257,12 @@ func TestJudgeSignalWhileBlocked(t *testing.T) {
 	}
 	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
 	defer timer.Stop()
-	time.Sleep(500 * time.Millisecond) // let it reach the open of the pipe
+	// Wait for the state the test needs, however slow the machine: the run
+	// has the pipe open for reading (so its signal handler is installed, as
+	// judge installs it before it opens a table). The write end stays open
+	// with nothing written, so the run stays blocked reading the lexicon.
+	w := openWhenRead(t, fifo)
+	defer w.Close()
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -275,4 +280,24 @@ func TestJudgeSignalWhileBlocked(t *testing.T) {
 	if left := slices.DeleteFunc(names(t, dir), func(n string) bool { return !strings.HasPrefix(n, ".") }); len(left) > 0 {
 		t.Errorf("pending files left in %s: %q", dir, left)
 	}
+}
+
+// openWhenRead opens the named pipe fifo for writing once a process has it
+// open for reading: a non-blocking open for writing fails with ENXIO until
+// then (fifo(7)), so it is tried again every few milliseconds — a wait on
+// the pipe's state. The minute's bound only turns a run that never opens
+// the pipe into a failure instead of a hang.
+func openWhenRead(t *testing.T, fifo string) *os.File {
+	t.Helper()
+	for bound := time.Now().Add(time.Minute); time.Now().Before(bound); time.Sleep(5 * time.Millisecond) {
+		w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			return w
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			t.Fatal(err)
+		}
+	}
+	t.Fatalf("no process opened %s for reading within a minute", fifo)
+	return nil
 }
