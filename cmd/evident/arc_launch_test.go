@@ -1,8 +1,8 @@
 package main
 
 // The workspace launchers of `evident arc init`, run as an agent runs them:
-// python3 on the launcher, which execs the evident binary built once for
-// these tests, against the local game server on loopback. Expected lines
+// python3 on the launcher, which execs the evident binary (this test
+// binary, see evidentBin), against the local game server on loopback. Expected lines
 // are baseline1's (secure_baseline1 workspace_init/verify_world_model.py,
 // plan_executor.py, plot_initial_full_frames.py; twma_v1.6 client.py
 // print_step_summary), written out by hand.
@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -31,10 +32,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	// The evident binary for the launcher tests is built at most once per
-	// run, on first use (so tests that need no launcher stay fast, and the
-	// test binary run as evident by TestEvidentMain makes no folder in a
-	// TMPDIR its test then checks), into a folder removed at the end.
+	// A copy of this test binary named evident is the evident command
+	// (evidentBin): the launchers exec it with evident's arguments.
+	if filepath.Base(os.Args[0]) == evidentName {
+		main()
+		os.Exit(0)
+	}
+	// The evident binary for the launcher tests is made at most once per
+	// run, on first use, into a folder removed at the end.
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
@@ -42,31 +47,54 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// evidentBin builds ./cmd/evident into a temporary folder, once.
+// evidentName is the name under which this test binary runs as evident.
+const evidentName = "evident"
+
+// evidentBin returns an evident binary for the tests that exec one (the
+// launchers, the agent controller): this test binary itself, linked (or
+// copied) once into a temporary folder as "evident", which TestMain runs as
+// the command. No second build: the package's code is already compiled
+// and linked here.
 func evidentBin(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "evident-launch-")
+		self, err := os.Executable()
 		if err != nil {
 			binErr = err
 			return
 		}
-		binDir = dir
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			binErr = fmt.Errorf("the launcher tests build evident with the go tool: %v", err)
+		if binDir, err = os.MkdirTemp("", "evident-launch-"); err != nil {
+			binErr = err
 			return
 		}
-		binPath = filepath.Join(binDir, "evident")
-		out, err := exec.Command(goTool, "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		binPath = filepath.Join(binDir, evidentName)
+		if os.Link(self, binPath) == nil {
+			return
 		}
+		binErr = copyExecutable(self, binPath)
 	})
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+// copyExecutable copies the program at src to a new file dst, executable.
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // python3 finds the first python3 on PATH; the launchers need only the
