@@ -181,9 +181,11 @@ func (s *State) Cited(seq int) (c Cited, ok bool) {
 	return t.Cited, true
 }
 
-// Names returns the number of distinct entities s holds, and CitedTurns the
-// number of cited turns.
-func (s *State) Names() int      { return len(s.mentions) }
+// Names returns the number of distinct entities s holds (one mention each).
+func (s *State) Names() int { return len(s.mentions) }
+
+// CitedTurns returns the number of cited turns s holds (each once, however
+// many mentions refer to it).
 func (s *State) CitedTurns() int { return len(s.cited) }
 
 // Bytes returns the length of s's stored form, len(s.AppendJSON(nil)),
