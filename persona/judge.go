@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"strings"
 
+	"evident/internal/multimatch"
 	"evident/persona/speech"
 )
 
@@ -21,10 +22,10 @@ type Judge struct {
 // cardRules is a card plus what the rules precompute from it.
 type cardRules struct {
 	Card
-	expected  string          // rule_expected
-	canon     map[string]bool // canon_entities
-	forbidden map[string]bool // forbidden_topics, as a set (not per lexicon row: cards × rows can be large)
-	roles     *matcher        // the entity_roles roles, in card order; nil for at most smallRoles roles
+	expected  string              // rule_expected
+	canon     map[string]bool     // canon_entities
+	forbidden map[string]bool     // forbidden_topics, as a set (not per lexicon row: cards × rows can be large)
+	roles     *multimatch.Matcher // the entity_roles roles, in card order; nil for at most smallRoles roles
 }
 
 // smallRoles is the most entity_roles a card's recall rule reads with one
@@ -35,10 +36,11 @@ const smallRoles = 8
 
 // NewJudge prepares a judge. cards must have unique character_id (the
 // reader's job; a repeat is an error naming it); profile nil means
-// speech.Seed(). The lexicon's terms and each card's entity_roles roles are
-// compiled here, once, into automata (matcher.go) that rules 3 and 4 read a
-// text with in one pass; an error names the table (and the card) whose
-// strings hold more than 2 GiB in all.
+// speech.Seed(). The lexicon's terms, and the entity_roles roles of each
+// card of more than smallRoles, are compiled here, once, into automata
+// (internal/multimatch) that rules 3 and 4 read a text with in one pass; an
+// error names the table (and the card) whose strings hold more than 2 GiB in
+// all.
 func NewJudge(cards []Card, lexicon []LexiconRow, profile *speech.Profile) (*Judge, error) {
 	if profile == nil {
 		profile = speech.Seed()
@@ -55,7 +57,7 @@ func NewJudge(cards []Card, lexicon []LexiconRow, profile *speech.Profile) (*Jud
 		}
 		cr := &cardRules{Card: c, expected: c.HonorificRule + " · " + c.FirstPerson, canon: map[string]bool{}}
 		if len(c.EntityRoles) > smallRoles {
-			if cr.roles, err = newMatcher(len(c.EntityRoles), func(i int) string { return c.EntityRoles[i].Role }); err != nil {
+			if cr.roles, err = multimatch.New(len(c.EntityRoles), func(i int) string { return c.EntityRoles[i].Role }); err != nil {
 				return nil, fmt.Errorf("character_card %q: entity_roles: %w", c.CharacterID, err)
 			}
 		}
@@ -90,7 +92,7 @@ func (c *cardRules) recallAsked(t *Turn) (role, entity string) {
 		}
 		return "", ""
 	}
-	if i, ok := c.roles.earliest(*t.UserMessage); ok {
+	if i, ok := c.roles.Earliest(*t.UserMessage); ok {
 		er := c.EntityRoles[i]
 		return er.Role, er.Entity
 	}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"evident/internal/multimatch"
 )
 
 // naiveEarliest is rules 3 and 4 as they were written first: one
@@ -16,15 +18,6 @@ func naiveEarliest(patterns []string, text string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-func mustMatcher(t testing.TB, patterns []string) *matcher {
-	t.Helper()
-	m, err := newMatcher(len(patterns), func(i int) string { return patterns[i] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // TestRecallAsksTheFirstRoleInCardOrder: rule 4 (spec persona.md) takes the
@@ -90,12 +83,13 @@ func TestRecallAsksTheFirstRoleInCardOrder(t *testing.T) {
 	}
 }
 
-// TestMatcherAgreesWithContainsPerPattern holds the automaton to the
-// straightforward rules on random pattern lists and texts over a small
-// alphabet (so that prefixes, suffixes, repeats and overlaps are common):
-// the earliest occurring pattern (rule 4) and, with a random forbidden set,
-// Lexicon.Touch's two answers (rule 3). The seed is fixed.
-func TestMatcherAgreesWithContainsPerPattern(t *testing.T) {
+// TestTouchAgreesWithContainsPerRow holds Lexicon.Touch to the
+// straightforward rule 3 (naiveTouch: strings.Contains per row) on random
+// lexicons and replies over a small alphabet (prefixes, suffixes, repeated
+// terms and overlaps are common), with a random forbidden set and without
+// one, with the dense table NewLexicon builds and with the sparse automaton.
+// The seed is fixed; internal/multimatch tests the automaton itself.
+func TestTouchAgreesWithContainsPerRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(26, 3))
 	pieces := []string{"a", "b", "ab", "가", "나", "가나", ""}
 	word := func(n int) string {
@@ -105,55 +99,30 @@ func TestMatcherAgreesWithContainsPerPattern(t *testing.T) {
 		}
 		return sb.String()
 	}
-	for iter := range 3000 {
-		patterns := make([]string, 1+rng.IntN(12))
-		for i := range patterns {
-			patterns[i] = word(rng.IntN(4))
-		}
-		text := word(rng.IntN(20))
-		sparse := mustMatcher(t, patterns)
-		var dense *matcher
-		if sparse != nil {
-			d := *sparse
-			d.makeDense(1 << 20)
-			if d.dense == nil {
-				t.Fatalf("iteration %d: no dense table for %q", iter, patterns)
-			}
-			dense = &d
-		}
-		wantI, wantOK := naiveEarliest(patterns, text)
-		for _, m := range []*matcher{sparse, dense} {
-			gotI, gotOK := m.earliest(text)
-			if gotI != wantI && wantOK || gotOK != wantOK {
-				t.Fatalf("iteration %d: patterns %q text %q (dense %v): earliest (%d, %v), want (%d, %v)", iter, patterns, text, m == dense, gotI, gotOK, wantI, wantOK)
-			}
-			if best, moves := m.scan(text); moves > 2*len(text) {
-				t.Fatalf("iteration %d: %d moves for %d bytes (best %d)", iter, moves, len(text), best)
-			}
-		}
-
-		rows := make([]LexiconRow, len(patterns))
-		forbid := make([]bool, len(patterns))
-		for i, p := range patterns {
-			rows[i] = LexiconRow{Term: p, Topic: "t"}
+	for iter := range 2000 {
+		rows := make([]LexiconRow, 1+rng.IntN(12))
+		forbid := make([]bool, len(rows))
+		for i := range rows {
+			rows[i] = LexiconRow{Term: word(rng.IntN(4)), Topic: "t"}
 			forbid[i] = rng.IntN(3) == 0
 		}
+		text := word(rng.IntN(20))
 		l, err := NewLexicon(rows)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (l.m == nil) != (sparse == nil) || l.m != nil && l.m.dense == nil {
-			t.Fatalf("iteration %d: NewLexicon(%q) has no dense table", iter, patterns)
+		sparse, err := multimatch.New(len(rows), func(i int) string { return rows[i].Term })
+		if err != nil {
+			t.Fatal(err)
 		}
 		forbidden := func(row int) bool { return forbid[row] }
 		f2, ff2 := naiveTouch(rows, text, forbidden)
 		for _, l := range []*Lexicon{l, {rows: rows, m: sparse}} {
-			f1, ff1 := l.Touch(text, forbidden)
-			if f1 != f2 || ff1 != ff2 {
-				t.Fatalf("iteration %d: terms %q forbidden %v text %q (dense %v): Touch (%d, %d), naive (%d, %d)", iter, patterns, forbid, text, l.m != sparse, f1, ff1, f2, ff2)
+			if f1, ff1 := l.Touch(text, forbidden); f1 != f2 || ff1 != ff2 {
+				t.Fatalf("iteration %d: terms %v forbidden %v text %q: Touch (%d, %d), naive (%d, %d)", iter, rows, forbid, text, f1, ff1, f2, ff2)
 			}
 			if f1, ff1 := l.Touch(text, nil); f1 != f2 || ff1 != -1 {
-				t.Fatalf("iteration %d: terms %q text %q: Touch without forbidden (%d, %d), want (%d, -1)", iter, patterns, text, f1, ff1, f2)
+				t.Fatalf("iteration %d: terms %v text %q: Touch without forbidden (%d, %d), want (%d, -1)", iter, rows, text, f1, ff1, f2)
 			}
 		}
 	}
@@ -204,7 +173,7 @@ func TestRecallOf200000RolesAndA900KBMessage(t *testing.T) {
 		t.Errorf("role %q entity %q, want 역할150000 이름150000", f.RecallRole, f.RecallEntity)
 	}
 	roles := j.cards[card.CharacterID].roles
-	best, moves := roles.scan(msg)
+	best, moves := roles.Scan(msg)
 	if best != 150_000 {
 		t.Errorf("scan found row %d, want 150000", best)
 	}
