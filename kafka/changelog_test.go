@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -143,6 +144,62 @@ func TestAChangelogOfAnEarlierVersionRestoresAndABadStateIsSkipped(t *testing.T)
 		}
 	}
 	if err := m.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A turn record whose session's state record never made it (a consumer
+// killed between the two: the turn records go first) is not taken as a
+// judged turn: its seq is not below the turn count of the session's state.
+// The turn, sent again to a consumer that restores the changelog, is judged
+// (recall fails citing the session's first turn), not skipped.
+func TestATurnRecordWithoutItsStateRecordDoesNotMakeItsTurnJudged(t *testing.T) {
+	j := demoJudge(t)
+	first, second := recallRows(1)
+	want := reference(t, j, []row{first[0], second[0]})
+	brokers := newCluster(t, 1)
+	a := start(t, config(t, brokers, j))
+	produce(t, brokers, first)
+	a.waitCommitted(t, 1)
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	tu, err := ingest.DecodeTurn(ingest.Raw{Line: 1, JSON: second[0].value})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := hex.DecodeString(live.Digest(&tu))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	orphan := &kgo.Record{Topic: stateTopic, Key: []byte(second[0].session + "\xff" + second[0].turnID), Value: append(d, 1)} // seq 1; the state says 1 turn
+	if err := cl.ProduceSync(ctx, orphan).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+
+	b := start(t, config(t, brokers, j)) // a fresh local store: restored from the changelog, orphan included
+	produce(t, brokers, second)
+	b.waitCommitted(t, 1)
+	got := verdicts(t, brokers, outTopic, 2)
+	if recs := got[second[0].turnID]; len(recs) != 1 || recs[0] != want[second[0].turnID] {
+		t.Fatalf("%s: %q\nwant %s", second[0].turnID, recs, want[second[0].turnID])
+	}
+	var rec persona.Record
+	if err := json.Unmarshal([]byte(got[second[0].turnID][0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Verdict != persona.RecallFailed {
+		t.Fatalf("%s: %s, want %s", second[0].turnID, rec.Verdict, persona.RecallFailed)
+	}
+	if err := b.stop(); err != nil {
 		t.Fatal(err)
 	}
 }

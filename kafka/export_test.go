@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"evident/persona"
 )
 
 // Test hooks (see Config's unexported fields).
@@ -51,3 +53,5 @@ func SetLocalFormat(path, format string) error {
 	_, err = s.db.Exec(`UPDATE meta SET value=? WHERE key='format'`, format)
 	return err
 }
+
+func WithAfterStep(cfg Config, f func(t *persona.Turn)) Config { cfg.afterStep = f; return cfg }

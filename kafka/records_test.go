@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -9,11 +10,13 @@ import (
 	"log"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"evident/persona"
 	"evident/persona/live"
 )
 
@@ -176,5 +179,87 @@ func TestEachChangelogRecordBecomesItsLocalRows(t *testing.T) {
 				t.Fatalf("rows %+v\nwant %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A dead letter fits whatever it rejects: its value is cut to
+// DeadValueBytes and its key to 1 KiB, each cut one with its original size
+// and SHA-256 in headers; its reason is cut to 1 KiB on a character
+// boundary, with "…"; and the largest one New allows is within the message
+// limit.
+func TestADeadLetterIsCutToItsCapsAndCarriesTheOriginalsSizeAndSHA256(t *testing.T) {
+	cfg := Config{Topic: "chat_turns", DeadTopic: "chat_turns-dead", DeadValueBytes: 100, MaxMessageBytes: 4000, Log: log.New(io.Discard, "", 0)}
+	c := &Consumer{cfg: cfg}
+	sha := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+	bigKey := bytes.Repeat([]byte("k"), 5000)
+	for _, tc := range []struct {
+		name                         string
+		key, value                   []byte
+		reason                       string
+		wantKey, wantValue, wantReas string
+		keyHeaders                   bool
+	}{
+		{"a small record, whole", []byte("S"), []byte("not json"), "not a chat_turn row", "S", "not json", "not a chat_turn row", false},
+		{"a long value, cut", []byte("S"), bytes.Repeat([]byte("v"), 9_000_000), "too large", "S", strings.Repeat("v", 100), "too large", false},
+		{"a long key, cut", bigKey, []byte("x"), "key", strings.Repeat("k", 1024), "x", "key", true},
+		{"a long reason, cut between characters", []byte("S"), nil, strings.Repeat("가", 400), "S", "", strings.Repeat("가", 340) + "…", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.dead(&kgo.Record{Topic: "chat_turns", Partition: 3, Offset: 77, Key: tc.key, Value: tc.value}, tc.reason)
+			h := map[string]string{}
+			for _, x := range r.Headers {
+				h[x.Key] = string(x.Value)
+			}
+			if r.Topic != "chat_turns-dead" || string(r.Key) != tc.wantKey || string(r.Value) != tc.wantValue || h["reason"] != tc.wantReas {
+				t.Fatalf("dead letter to %s key %.40q value %.40q reason %.40q", r.Topic, r.Key, r.Value, h["reason"])
+			}
+			want := map[string]string{"topic": "chat_turns", "partition": "3", "offset": "77",
+				"original_size": strconv.Itoa(len(tc.value)), "original_sha256": sha(tc.value), "reason": tc.wantReas}
+			if tc.keyHeaders {
+				want["original_key_size"], want["original_key_sha256"] = strconv.Itoa(len(tc.key)), sha(tc.key)
+			}
+			if !reflect.DeepEqual(h, want) {
+				t.Fatalf("headers %v\nwant %v", h, want)
+			}
+			if n := batchBytes(r); n > batchBytes(largestDeadLetter(&cfg)) {
+				t.Fatalf("a dead letter of %d bytes, over the %d of the largest", n, batchBytes(largestDeadLetter(&cfg)))
+			}
+		})
+	}
+}
+
+// New refuses a message limit that cannot hold the largest dead letter, or
+// one over Kafka's 1 GiB, naming the numbers; the defaults hold.
+func TestNewRefusesAMessageLimitThatCannotHoldADeadLetter(t *testing.T) {
+	base := Config{Brokers: []string{"127.0.0.1:1"}, Topic: "chat_turns", Group: "g", OutTopic: "v", Judge: &persona.Judge{}}
+	for _, tc := range []struct {
+		name            string
+		maxMsg, deadVal int
+		want            string
+	}{
+		{"a limit below a dead letter of the default cap", 60_000, 0, "the message limit of 60000 bytes cannot hold a dead letter carrying 65536 bytes of its value"},
+		{"a cap above the default limit", 0, 1_000_000, "the message limit of 1000000 bytes cannot hold a dead letter carrying 1000000 bytes"},
+		{"a limit over 1 GiB", 2 << 30, 0, "Kafka takes at most 1073741824"},
+		{"a negative cap", 0, -1, "must be positive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := base
+			cfg.MaxMessageBytes, cfg.DeadValueBytes = tc.maxMsg, tc.deadVal
+			c, err := New(cfg)
+			if err == nil {
+				c.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v; want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	c, err := New(base)
+	if err != nil {
+		t.Fatalf("New with the defaults: %v", err)
+	}
+	c.Close()
+	if got, limit := batchBytes(largestDeadLetter(&c.cfg)), DefaultMaxMessageBytes; got > limit {
+		t.Fatalf("the largest default dead letter is %d bytes, over %d", got, limit)
 	}
 }

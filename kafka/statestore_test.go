@@ -14,16 +14,19 @@ import (
 	"evident/persona"
 )
 
-// member is a consumer started in the background with its commit count.
+// member is a consumer started in the background with its commit count;
+// exited is closed when Run returns, with its error in runErr.
 type member struct {
 	c         *kafka.Consumer
 	committed chan int
 	stop      func() error
+	exited    chan struct{}
+	runErr    error
 }
 
 func start(t *testing.T, cfg kafka.Config) *member {
 	t.Helper()
-	m := &member{committed: make(chan int, 1000)}
+	m := &member{committed: make(chan int, 1000), exited: make(chan struct{})}
 	cfg = kafka.WithOnCommit(cfg, func(rs []*kgo.Record) { m.committed <- len(rs) })
 	c, err := kafka.New(cfg)
 	if err != nil {
@@ -31,17 +34,15 @@ func start(t *testing.T, cfg kafka.Config) *member {
 	}
 	m.c = c
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
+	go func() { m.runErr = c.Run(ctx); close(m.exited) }()
 	var once sync.Once
-	var rerr error
 	m.stop = func() error {
 		once.Do(func() {
 			cancel()
-			rerr = <-done
+			<-m.exited
 			c.Close()
 		})
-		return rerr
+		return m.runErr
 	}
 	t.Cleanup(func() { m.stop() })
 	return m
