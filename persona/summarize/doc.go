@@ -84,7 +84,13 @@
 // capitals, so an unquoted name that no table knows cannot be told from an
 // ordinary word; such a name passes this rule. The prompt asks the model to
 // quote every name in 「」, and the rule is on the side of caution: a false
-// alarm only keeps the rule's sentence.
+// alarm only keeps the rule's sentence. Its work is linear in the record,
+// whatever the number of known names or the card's size: the names are an
+// automaton built by New (internal/multimatch), read once over the summary,
+// and a large card's texts a suffix array built on its first record
+// (BenchmarkProperNouns: 5–7 µs a record with a million known names or a
+// 200,000-role card, where one strings.Contains per name and per allowed text
+// took 173 ms and 44 ms).
 //
 // # Cache
 //

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"evident/internal/multimatch"
 	"evident/llm"
 	"evident/persona"
 )
@@ -56,8 +57,10 @@ type Config struct {
 // Summarizer rewrites summaries with a model under code's checks. It is safe
 // for concurrent use.
 type Summarizer struct {
-	cfg   Config
-	names []string // known names (package doc, "The proper-noun rule")
+	cfg       Config
+	names     []string            // known names (package doc, "The proper-noun rule")
+	nameM     *multimatch.Matcher // names, to find them in a summary in one pass
+	cardTexts sync.Map            // character_id → *cardTexts (names.go)
 
 	mu    sync.Mutex
 	tally Tally
@@ -79,7 +82,12 @@ func New(cfg Config) (*Summarizer, error) {
 	if cfg.AnswerTokens <= 0 {
 		cfg.AnswerTokens = 1024
 	}
-	return &Summarizer{cfg: cfg, names: knownNames(cfg.Judge, cfg.Cards, cfg.ExtraNames), tally: newTally()}, nil
+	names := knownNames(cfg.Judge, cfg.Cards, cfg.ExtraNames)
+	nameM, err := multimatch.New(len(names), func(i int) string { return names[i] })
+	if err != nil {
+		return nil, fmt.Errorf("summarize: known names: %w", err)
+	}
+	return &Summarizer{cfg: cfg, names: names, nameM: nameM, tally: newTally()}, nil
 }
 
 // Summarize asks the model to rewrite rec's summary and evidence, checks the
