@@ -10,8 +10,6 @@ import (
 	"evident/persona/live"
 )
 
-func strp(s string) *string { return &s }
-
 // stepAll steps turns into a new state with the small judge and returns it.
 func stepAll(t *testing.T, turns ...*persona.Turn) *live.State {
 	t.Helper()
