@@ -16,7 +16,7 @@ import (
 // BenchmarkConsumer judges b.N turns (copies of the demo log, 52-turn and
 // 13-turn sessions) already in a 4-partition kfake topic with one consumer,
 // from the first poll to the last commit, and reports turns per second
-// (issue 17 target: ≥ 50,000 on 2 cores). kfake runs in the same process,
+// (the target in README "Live judging": ≥ 50,000 on 2 cores). kfake runs in the same process,
 // so its CPU is counted too. It also reports the process's CPU (user+sys)
 // per turn over the same span, cpu-µs/turn, which the machine's load does
 // not inflate the way it does wall time (the setup, building and producing

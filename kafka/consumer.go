@@ -1,7 +1,8 @@
-// Package kafka is the character-card judge as a Kafka consumer group (issue
-// 17 item 2; evident consume): it reads chat_turn rows from a topic, judges
-// each turn in arrival order with persona/live against its session's state,
-// and writes verdict records to an output topic, with github.com/twmb/franz-go.
+// Package kafka is the character-card judge as a Kafka consumer group
+// (evident consume; README "Live judging", Kafka): it reads chat_turn rows
+// from a topic, judges each turn in arrival order with persona/live against
+// its session's state, and writes verdict records to an output topic, with
+// github.com/twmb/franz-go.
 //
 // It is an adapter: it owns the topics' wire format, the per-session state
 // store and the commit protocol, and decides no verdict (persona/live and
@@ -16,32 +17,89 @@
 //   - Output (Config.OutTopic, "verdicts"): one verdict record per turn
 //     (persona/schema.json), keyed by turn_id, so that a compacted verdict
 //     topic keeps one record per turn; header "session_id".
-//   - State (Config.StateTopic, default GROUP-state): the per-session state,
-//     a compacted changelog keyed by session_id, written to the partition
-//     number of the input record (it must have at least as many partitions as
-//     the input topic). On partition assignment the consumer reads the
-//     assigned partitions of the changelog to their end before judging, the
-//     way Kafka Streams restores a state store.
-//   - Dead letters (Config.DeadTopic, default TOPIC-dead): rows that cannot
-//     be judged, with the original key and value and headers "reason",
-//     "topic", "partition", "offset".
+//   - State (Config.StateTopic, default GROUP-state): a compacted changelog,
+//     written to the partition number of the input record (it must have at
+//     least as many partitions as the input topic), of two kinds of record:
+//     a session's state record, keyed by its session_id, whose value is
+//     {"live":STATE} (STATE: persona/live's stored form of the State), and
+//     one turn record per judged turn, keyed by session_id, byte 0xFF and
+//     turn_id, whose value is the turn's digest (persona/live.Digest, 32
+//     bytes) and its seq (its arrival position in the session, a uvarint).
+//     On partition assignment the consumer reads the assigned partitions of
+//     the changelog to their end before judging, the way Kafka Streams
+//     restores a state store. A state record of an earlier version, whose
+//     value also holds "turns" (turn_id → hex digest), is read too.
+//   - Dead letters (Config.DeadTopic, default TOPIC-dead): records that
+//     cannot be judged, keyed by the original key (cut to 1 KiB), with the
+//     first Config.DeadValueBytes of the original value (64 KiB) and headers
+//     "reason" (cut to 1 KiB), "topic", "partition", "offset",
+//     "original_size" and "original_sha256" (the whole value's bytes and
+//     SHA-256, hex), and "original_key_size" and "original_key_sha256" when
+//     the key was cut.
 //
 // # Delivery
 //
 // At least once, idempotent by turn_id. Each poll's records are judged, then
-// their verdicts and dead letters are produced and flushed, then the new
-// state of every session they touched, then the local store is written, and
+// their verdicts and dead letters are produced and flushed, then the state
+// topic's records of every session they touched (for each session its turn
+// records, then its state record), then the local store is written, and
 // only then are their offsets committed; rebalances are held back while a
 // poll is being handled (kgo.BlockRebalanceOnPoll), so a partition moves
-// only between polls with nothing in flight. A turn_id found in a state has
-// had its verdict produced (the state is written after the verdicts are
-// acknowledged), so a consumer that dies after writing the state but before
-// committing leaves nothing to redo: the next owner replays the records from
-// the last commit, finds their turn_ids with the same digest and skips them.
-// One that dies before its state was written leaves the old state, and the
-// replay judges the same turns against the same state, giving the same
-// records again. So a replay can repeat a verdict, byte for byte, never lose
-// or change one.
+// only between polls with nothing in flight. A turn counts as judged when
+// its turn record's seq is below the turn count of its session's state:
+// the state record, written after the turn records of the same partition
+// (the idempotent producer keeps their order, and fails the later records
+// of a partition when one fails), is what commits them, and it is written
+// after the verdicts are acknowledged. So a consumer that dies after writing
+// the state but before committing leaves nothing to redo: the next owner
+// replays the records from the last commit, finds their turn_ids with the
+// same digest and skips them. One that dies before its state record was
+// written leaves the old state (and maybe turn records of seqs it does not
+// count), and the replay judges the same turns against the same state,
+// giving the same records and the same turn records again. So a replay can
+// repeat a verdict, byte for byte, never lose or change one.
+//
+// # Bounded by construction
+//
+// No record stops the consumer, and none makes it hold or write more than
+// its limits (README "Security model"):
+//
+//   - An input record's value holds at most Limits.MaxRowBytes plus 1 MiB
+//     (2 MiB by default); a larger one is a dead letter before it is
+//     decoded.
+//   - Rows are judged under persona/live.Limits (Config.Limits: 1,000
+//     distinct names and 1 MiB of reply_text plus user_message a row, 2 MiB
+//     of state a session); a row over one is a dead letter whose reason
+//     names the limit and the row, and the session's state is unchanged.
+//     The state limit is lowered, per session, to what a state record
+//     within Config.MaxMessageBytes holds, so a state record is never over
+//     the message limit: persona/live.State.Bytes is exactly its stored
+//     form's length. The changelog holds, per session, that state record
+//     and 40-odd bytes per judged turn plus its ids.
+//   - Every record written is checked against Config.MaxMessageBytes
+//     (1,000,000 bytes, as a broker counts a batch of one record), which is
+//     also the producer's batch cap: a verdict record over it is a dead
+//     letter, its session's state rebuilt without the turn (the stored
+//     state stepped again through the poll's accepted turns of the
+//     session); a turn record over it (ids of hundreds of KB) is a dead
+//     letter before judging; a dead letter never is (New checks that the
+//     largest fits).
+//   - A panic while judging a row (a bug) is a dead letter too, logged with
+//     its stack, the session's state rebuilt the same way.
+//   - Only an infrastructure failure stops Run, with an error naming the
+//     brokers or the topic: no broker answering within Config.BrokerTimeout
+//     (15 s; checked before the group is joined, and after every poll that
+//     found nothing in a third of it), a missing or unauthorized topic or a
+//     state topic with too few partitions (checked before the group is
+//     joined), a produce not acknowledged in time or refused (a topic whose
+//     max.message.bytes is below the message limit: the error says so), a
+//     commit that fails, a restore that reads nothing in time. The records
+//     since the last commit are replayed by the next owner of their
+//     partition, this consumer after a restart.
+//   - Memory: a poll holds at most Config.MaxPollRecords records (fetches
+//     of at most 32 MiB a partition) and the states of the sessions they
+//     touch, each at most the state limit; the cache holds at most
+//     Config.CacheSessions states and Config.CacheBytes of them.
 //
 // # Decisions where the spec is silent
 //
@@ -50,30 +108,28 @@
 //     re-sent with the same row is skipped (its verdict is in the output
 //     topic already), except within one poll, where its record is produced
 //     again.
-//   - Malformed rows, unknown character_ids and a key that is not the
-//     session_id are dead letters; they never stop the consumer. A failed
-//     produce or commit does: Run returns the error, and the records are
-//     replayed by whichever consumer gets the partition next.
+//   - A session_id holding byte 0xFF (not UTF-8; the JSON decoder gives
+//     valid UTF-8) is a dead letter: the byte separates a turn record's key.
 //   - State is kept the way Kafka Streams keeps a state store: a local
-//     SQLite file per assigned input partition (Config.StateDir) holds, in
-//     one row per session, its live state and the turn_id and digest of
-//     every judged turn, and an LRU of Config.CacheSessions decoded states
-//     sits in front of it. Memory is flat in the number of sessions beyond
-//     the cache: a state not cached is read from the file, and so is the
-//     turn list of each session a poll touches (to find re-sent turn_ids and
-//     to write the session's changelog value). The file is written after
-//     each poll's state records are produced, with the changelog offset
-//     after them; on assignment it is caught up from that offset (from the
-//     start when missing, or when its offset is outside the changelog's).
-//     The changelog stays the source of truth: a file can be deleted at any
-//     time.
-//   - The changelog value of a session is still its whole state
-//     (sessionState's JSON: live state and every turn's digest; versions
-//     before the local store also wrote the records not yet committed,
-//     "pending", read and ignored since), built from the local store's row
-//     and the poll's turns; it grows with the turns of a session, never with
-//     the number of sessions (a session reaches Kafka's default 1 MB
-//     max.message.bytes at some 12,000 turns, 80 bytes a turn).
+//     SQLite file per assigned input partition (Config.StateDir) holds a row
+//     per session (its live state) and a row per judged turn (its seq and
+//     digest), and an LRU of decoded states sits in front of it. Memory is
+//     flat in the number of sessions beyond the cache: a state not cached
+//     is read from the file, and a re-sent turn_id is looked up there by
+//     its key. The file is written after each poll's state records are
+//     produced, with the changelog offset after them; on assignment it is
+//     caught up from that offset (from the start when missing, or when its
+//     offset is outside the changelog's). The changelog stays the source of
+//     truth: a file can be deleted at any time.
+//   - A state record holds the whole live state, rewritten by every poll
+//     that judged a turn of the session: it is bounded by the state limit,
+//     and one record per session keeps a session's change atomic without
+//     transactions (per-entity records could be half written). The turns,
+//     which grow without bound, are the small per-turn records.
+//   - Forgetting a session takes a tombstone of its state record (the
+//     local store then drops the session's turn rows too); its turn records
+//     should be tombstoned as well: once compaction has dropped the state's
+//     tombstone, a session_id used again would find them counted.
 //   - A poll's records are judged in parallel, up to GOMAXPROCS goroutines,
 //     in shares by partition and by a hash of the key (a session's turns are
 //     all in one share: one partition, one key); within a share, records are

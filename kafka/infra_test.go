@@ -18,7 +18,7 @@ import (
 // runOnce runs a consumer of cfg until Run returns, and returns its error
 // and how long it took (logged, never asserted: the bound is
 // Config.BrokerTimeout's, not the test's).
-func runOnce(t *testing.T, cfg kafka.Config) (error, time.Duration) {
+func runOnce(t *testing.T, cfg kafka.Config) (time.Duration, error) {
 	t.Helper()
 	c, err := kafka.New(cfg)
 	if err != nil {
@@ -32,7 +32,7 @@ func runOnce(t *testing.T, cfg kafka.Config) (error, time.Duration) {
 	if ctx.Err() != nil {
 		t.Fatalf("Run still waiting after %v", guard)
 	}
-	return err, time.Since(t0)
+	return time.Since(t0), err
 }
 
 // A consumer stops, with an error naming what is wrong, when no broker
@@ -48,7 +48,7 @@ func TestAConsumerStopsNamingAnUnreachableBrokerOrAMissingTopicAndARestartResume
 		}
 		addr := l.Addr().String()
 		l.Close() // nothing listens there now
-		err, took := runOnce(t, config(t, []string{addr}, j))
+		took, err := runOnce(t, config(t, []string{addr}, j))
 		t.Logf("stopped after %v: %v", took, err)
 		if err == nil || !strings.Contains(err.Error(), "no broker of "+addr+" answered within 15s") {
 			t.Fatalf("Run: %v; want an error naming %s", err, addr)
@@ -76,7 +76,7 @@ func TestAConsumerStopsNamingAnUnreachableBrokerOrAMissingTopicAndARestartResume
 			if tc.topic != inTopic {
 				produce(t, brokers, rows)
 			}
-			err, took := runOnce(t, config(t, brokers, j))
+			took, err := runOnce(t, config(t, brokers, j))
 			t.Logf("stopped after %v: %v", took, err)
 			if err == nil || !strings.Contains(err.Error(), tc.role+" topic "+tc.topic) || !strings.Contains(err.Error(), "UNKNOWN_TOPIC_OR_PARTITION") {
 				t.Fatalf("Run: %v; want an error naming the %s topic %s", err, tc.role, tc.topic)
@@ -108,7 +108,7 @@ func TestAStateTopicWithFewerPartitionsThanTheInputStopsTheConsumer(t *testing.T
 	}
 	defer c.Close()
 	createTopic(t, c.ListenAddrs(), stateTopic, 2, nil)
-	err, _ = runOnce(t, config(t, c.ListenAddrs(), demoJudge(t)))
+	_, err = runOnce(t, config(t, c.ListenAddrs(), demoJudge(t)))
 	if want := "state topic evident-state has 2 partitions, fewer than the 3 of input topic chat_turns"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Run: %v; want %q", err, want)
 	}

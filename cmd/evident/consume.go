@@ -1,8 +1,11 @@
 package main
 
-// evident consume: the judge as a Kafka consumer group (issue 17; package
-// kafka). It runs until SIGINT or SIGTERM, then leaves the group; records
-// handled since the last commit are replayed by the partition's next owner.
+// evident consume: the judge as a Kafka consumer group (package kafka;
+// README "Live judging", Kafka). It runs until SIGINT or SIGTERM, then
+// leaves the group; records handled since the last commit are replayed by
+// the partition's next owner. It stops by itself only on an infrastructure
+// failure, named (exit 2); a record that cannot be judged or written is a
+// dead letter.
 
 import (
 	"context"
@@ -10,6 +13,7 @@ import (
 	"fmt"
 	"log"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -17,6 +21,7 @@ import (
 	"evident/persona"
 	"evident/persona/batch"
 	"evident/persona/ingest"
+	"evident/persona/live"
 )
 
 func consumeCommand() *cli.Command {
@@ -26,8 +31,10 @@ func consumeCommand() *cli.Command {
 		Description: "Turns are keyed by session_id; each partition's session state lives in a compacted changelog\n" +
 			"topic (--state-topic, as many partitions as --topic) restored when the partition is assigned.\n" +
 			"Offsets are committed after the verdicts are produced (at least once; a repeat is the same record).\n" +
-			"Session state is read through an LRU (--cache-sessions) from a local SQLite file per partition\n" +
+			"Session state is read through an LRU (--cache-sessions, --cache-mib) from a local SQLite file per partition\n" +
 			"(--state-dir), caught up from the changelog on assignment; memory stays flat in the number of sessions.\n" +
+			"A record that cannot be judged or written (not a row, over a --live-max-* limit, a verdict over --max-message-bytes)\n" +
+			"is a dead letter carrying --dead-value-bytes of it; only a broker or topic failure stops consume, named.\n" +
 			"Cards and lexicon come from --cards/--lexicon files or from the store (--db, --dataset; default the latest).",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "brokers", Usage: "seed brokers host:port (repeat, or separate with commas)"},
@@ -45,6 +52,13 @@ func consumeCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-poll", Value: 10000, Usage: "records judged between two commits"},
 			&cli.StringFlag{Name: "state-dir", Usage: "local state store, a SQLite file per assigned partition, kept between runs (default: a temporary directory, restored from the changelog on every start)"},
 			&cli.IntFlag{Name: "cache-sessions", Value: kafka.DefaultCacheSessions, Usage: "session states kept decoded in memory (LRU over the local state store)"},
+			&cli.IntFlag{Name: "cache-mib", Value: kafka.DefaultCacheBytes >> 20, Usage: "MiB of session state (its stored JSON) kept decoded in memory, all cached sessions together"},
+			&cli.IntFlag{Name: "live-max-names", Value: live.DefaultMaxNames, Usage: "most distinct named_entities of one row (more: a dead letter)"},
+			&cli.IntFlag{Name: "live-max-row-bytes", Value: live.DefaultMaxRowBytes, Usage: "most bytes of reply_text plus user_message of one row (more: a dead letter; a record's value may hold 1 MiB more)"},
+			&cli.IntFlag{Name: "live-max-state-bytes", Value: live.DefaultMaxStateBytes, Usage: "most bytes of one session's recall state (a row that would make it more: a dead letter); lowered per session to fit --max-message-bytes"},
+			&cli.IntFlag{Name: "max-message-bytes", Value: kafka.DefaultMaxMessageBytes, Usage: "largest record written (verdict, state, dead letter), as the broker counts it; the output, state and dead-letter topics' max.message.bytes must be at least this"},
+			&cli.IntFlag{Name: "dead-value-bytes", Value: kafka.DefaultDeadValueBytes, Usage: "bytes of a rejected record's value its dead letter carries (headers original_size and original_sha256 give the whole value's)"},
+			&cli.DurationFlag{Name: "broker-timeout", Value: kafka.DefaultBrokerTimeout, Usage: "longest wait on the brokers (answer, acknowledgement, commit, restore step) before consume stops naming them"},
 		},
 		Action: runConsume,
 	}
@@ -67,6 +81,14 @@ func runConsume(ctx context.Context, cmd *cli.Command) (err error) {
 	if cmd.Int("cache-sessions") < 1 {
 		return fmt.Errorf("--cache-sessions is %d; it must be at least 1", cmd.Int("cache-sessions"))
 	}
+	for _, f := range []string{"cache-mib", "live-max-names", "live-max-row-bytes", "live-max-state-bytes", "max-message-bytes", "dead-value-bytes"} {
+		if v := cmd.Int(f); v <= 0 {
+			return fmt.Errorf("--%s is %d: it must be positive", f, v)
+		}
+	}
+	if d := cmd.Duration("broker-timeout"); d < time.Second {
+		return fmt.Errorf("--broker-timeout is %v: it must be at least 1s", d)
+	}
 	j, err := consumeJudge(ctx, cmd)
 	if err != nil {
 		return err
@@ -74,7 +96,11 @@ func runConsume(ctx context.Context, cmd *cli.Command) (err error) {
 	errw := cmd.Root().ErrWriter
 	c, err := kafka.New(kafka.Config{Brokers: brokers, Topic: cmd.String("topic"), Group: cmd.String("group"),
 		OutTopic: cmd.String("out-topic"), StateTopic: cmd.String("state-topic"), DeadTopic: cmd.String("dead-topic"),
-		Judge: j, MaxPollRecords: int(cmd.Int("max-poll")), StateDir: cmd.String("state-dir"), CacheSessions: int(cmd.Int("cache-sessions")), Log: log.New(errw, "", log.LstdFlags)})
+		Judge: j, MaxPollRecords: int(cmd.Int("max-poll")), StateDir: cmd.String("state-dir"), CacheSessions: int(cmd.Int("cache-sessions")),
+		CacheBytes:      int(cmd.Int("cache-mib")) << 20,
+		Limits:          live.Limits{MaxNames: int(cmd.Int("live-max-names")), MaxRowBytes: int(cmd.Int("live-max-row-bytes")), MaxStateBytes: int(cmd.Int("live-max-state-bytes"))},
+		MaxMessageBytes: int(cmd.Int("max-message-bytes")), DeadValueBytes: int(cmd.Int("dead-value-bytes")), BrokerTimeout: cmd.Duration("broker-timeout"),
+		Log: log.New(errw, "", log.LstdFlags)})
 	if err != nil {
 		return err
 	}
