@@ -263,3 +263,46 @@ func TestNewRefusesAMessageLimitThatCannotHoldADeadLetter(t *testing.T) {
 		t.Fatalf("the largest default dead letter is %d bytes, over %d", got, limit)
 	}
 }
+
+// A local store writes turn rows in statements of turnChunk rows; whatever
+// the chunks, every row reads back, and a turn written twice in one write
+// (in one chunk, or in two) keeps the later seq and digest, as one
+// statement a row would; a session's delete in between drops its rows
+// written before it.
+func TestLocalTurnRowsWrittenInChunksReadBackTheLastWritten(t *testing.T) {
+	ctx := t.Context()
+	s, err := openLocal(ctx, t.TempDir()+"/s.sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	var ws []localWrite
+	want := map[string]int64{}
+	put := func(session, id string, seq int64) {
+		d := sampleDigest(int(seq))
+		ws = append(ws, localWrite{session: session, isTurn: true, turnID: id, seq: seq, digest: d[:]})
+		want[session+"/"+id] = seq
+	}
+	for i := range 2*turnChunk + 5 {
+		put("A", strconv.Itoa(i%(turnChunk+10)), int64(i)) // each id again 74 writes later: in the next chunk
+	}
+	put("A", "1", 500) // twice in the last chunk
+	put("A", "1", 501)
+	put("B", "x", 7)
+	ws = append(ws, localWrite{session: "B", del: true})
+	delete(want, "B/x")
+	put("B", "y", 8)
+	if err := s.write(ctx, ws, 1); err != nil {
+		t.Fatal(err)
+	}
+	for k, seq := range want {
+		session, id, _ := strings.Cut(k, "/")
+		got, d, ok, err := s.turn(ctx, session, id)
+		if err != nil || !ok || got != seq || d != sampleDigest(int(seq)) {
+			t.Fatalf("%s: seq %d ok %v (%v), want seq %d and its digest", k, got, ok, err, seq)
+		}
+	}
+	if _, _, ok, _ := s.turn(ctx, "B", "x"); ok {
+		t.Fatal("B/x was deleted with its session, but reads back")
+	}
+}
