@@ -657,7 +657,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			case t == "":
 				ferr = fmt.Errorf("kafka: group %s on brokers %s: %w", c.cfg.Group, c.brokers(), err)
 			default:
-				ferr = fmt.Errorf("kafka: fetch %s partition %d: %w", t, p, err)
+				ferr = fmt.Errorf("kafka: fetch %s partition %d from %s: %w", t, p, c.brokers(), err)
 			}
 		})
 		if ferr != nil {
