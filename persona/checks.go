@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/text/unicode/norm"
@@ -212,8 +213,9 @@ func (j *Judge) Check(r *Record, cx Context) [10]CheckResult {
 	if r.RecallSourceTurn != nil && cx.TurnByID != nil {
 		src, _ = cx.TurnByID(*r.RecallSourceTurn)
 	}
+	ci := citer{j: j, c: c, t: t, src: src}
 	for i, e := range r.Evidence {
-		if ok, why := cited(e, t, src, &c.Card, rows, j.profile); !ok {
+		if ok, why := ci.cited(e); !ok {
 			fail(CheckEvidenceValue, "evidence[%d] %s.%s: %s", i, e.Source, e.Field, why)
 		}
 	}
@@ -328,11 +330,13 @@ func (j *Judge) readSummary(s string) (bool, string) {
 }
 
 // cited reports whether evidence row e equals a cell it may cite: a cell of
-// the turn (or of the recall source turn src), of the turn's card, or of a
+// the turn (or of the recall source turn), of the turn's card, or of a
 // lexicon row. A list cell is cited one element at a time (entity_roles: a
 // role or an entity); agg count is recomputed (sentences of a text cell,
-// elements of a list cell, rows of the lexicon).
-func cited(e Evidence, t, src *Turn, c *Card, lex []LexiconRow, p *speech.Profile) (bool, string) {
+// elements of a list cell, rows of the lexicon). Each cell is read once per
+// record (citer.cellOf), so the work is linear in the record and its cells
+// however many rows cite them.
+func (ci *citer) cited(e Evidence) (bool, string) {
 	if e.Agg != "" {
 		if e.Agg != AggCount {
 			return false, fmt.Sprintf("agg %q over a non-numeric column cannot be recomputed", e.Agg)
@@ -344,61 +348,219 @@ func cited(e Evidence, t, src *Turn, c *Card, lex []LexiconRow, p *speech.Profil
 		want := -1
 		switch e.Source {
 		case SourceTurn:
-			want = countCell(turnCells(t, e.Field), p)
+			want = ci.cellOf(SourceTurn, e.Field, ci.t).counted(ci.j.profile)
 		case SourceCard:
-			want = countCell(cardCells(c, e.Field), p)
+			want = ci.cellOf(SourceCard, e.Field, nil).counted(ci.j.profile)
 		case SourceLexicon:
-			want = len(lex)
+			want = len(ci.j.lexicon.rows)
 		}
 		if want < 0 || n != float64(want) {
 			return false, fmt.Sprintf("count is %v, recomputed %d", e.Value, want)
 		}
 		return true, ""
 	}
-	var cands [][]any
+	var hit bool
 	switch e.Source {
 	case SourceTurn:
-		cands = append(cands, turnCells(t, e.Field).values)
-		if src != nil {
-			cands = append(cands, turnCells(src, e.Field).values)
-		}
-	case SourceCard:
-		cands = append(cands, cardCells(c, e.Field).values)
-	case SourceLexicon:
-		for _, row := range lex {
-			switch e.Field {
-			case "term":
-				cands = append(cands, []any{row.Term})
-			case "topic":
-				cands = append(cands, []any{row.Topic})
-			}
-		}
+		hit = ci.cellOf(SourceTurn, e.Field, ci.t).has(e.Value) ||
+			ci.src != nil && ci.cellOf(SourceTurn, e.Field, ci.src).has(e.Value)
+	case SourceCard, SourceLexicon:
+		hit = ci.cellOf(e.Source, e.Field, nil).has(e.Value)
 	}
-	for _, vs := range cands {
-		for _, v := range vs {
-			if SameEvidenceValue(e.Value, v) {
-				return true, ""
-			}
-		}
+	if hit {
+		return true, ""
 	}
 	return false, fmt.Sprintf("value %v is not in the cited cell", e.Value)
 }
 
-// cells are the values one cell may be cited as, and how to count it.
-type cells struct {
-	values []any
-	text   *string // a text cell (count = sentences)
-	list   int     // elements of a list cell, -1 when not a list
+// citer answers check 9 for one record: the turn, the recall source turn
+// (nil when none) and the card, with each cell read once into a citeCell.
+// The card's and the lexicon's cells of more than smallCell values are kept
+// by the judge for every record (built on first use).
+type citer struct {
+	j      *Judge
+	c      *cardRules
+	t, src *Turn
+	memo   []citeEntry // at most one per column of each table and turn
 }
 
-func countCell(c cells, p *speech.Profile) int {
-	switch {
-	case c.text != nil:
-		return p.Count(*c.text) // the judge's profile counts as its Read did
-	case c.list >= 0:
-		return c.list
+type citeEntry struct {
+	source Source
+	field  string
+	turn   *Turn
+	cell   *citeCell
+}
+
+// smallCell is the most values of a cell compared one by one; a larger
+// cell's values are a set, and the card's and the lexicon's are kept by the
+// judge across records.
+const smallCell = 16
+
+// citeCell is one cell as check 9 compares with it: the values it may be
+// cited as (SameEvidenceValue: strings verbatim or after NFC, nil for a null
+// cell, booleans) and how to count it for agg count. A value is first looked
+// for verbatim (all text is NFC before any rule, so a cited value usually is
+// the cell's bytes) and only then after NFC, against the NFC of the cell's
+// strings, computed once on that first need.
+type citeCell struct {
+	strs  []string            // the cell's strings as written, when at most smallCell
+	set   map[string]struct{} // the same, when more
+	null  bool
+	bools []bool
+	count int     // -1 when the cell has no count
+	text  *string // a text cell, whose count is its sentences (counted)
+	once  sync.Once
+	nfc   map[string]struct{} // NFC of every string of the cell, built once
+	nonce sync.Once
+}
+
+var emptyCell = &citeCell{count: -1}
+
+// has reports whether v is SameEvidenceValue to one of the cell's values.
+// It costs O(len(v)) for a cell read before.
+func (cc *citeCell) has(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return cc.null
+	case string:
+		if slices.Contains(cc.strs, x) {
+			return true
+		}
+		if _, ok := cc.set[x]; ok {
+			return true
+		}
+		if len(cc.strs) == 0 && len(cc.set) == 0 {
+			return false
+		}
+		cc.nonce.Do(func() {
+			cc.nfc = make(map[string]struct{}, len(cc.strs)+len(cc.set))
+			for _, s := range cc.strs {
+				cc.nfc[norm.NFC.String(s)] = struct{}{}
+			}
+			for s := range cc.set {
+				cc.nfc[norm.NFC.String(s)] = struct{}{}
+			}
+		})
+		_, ok := cc.nfc[norm.NFC.String(x)]
+		return ok
+	case bool:
+		return slices.Contains(cc.bools, x)
 	}
-	return -1
+	return false // numbers: no cell holds one
+}
+
+// counted is the cell's agg count: a text cell's sentences as the judge's
+// profile p reads them (counted once, on the first agg row that asks), a
+// list cell's elements, -1 for another cell.
+func (cc *citeCell) counted(p *speech.Profile) int {
+	if cc.text != nil {
+		cc.once.Do(func() { cc.count = p.Count(*cc.text) })
+	}
+	return cc.count
+}
+
+// cellOf returns the citeCell of field of source (turn t for the chat_turn
+// table), built on first use. A field that is not a column of source is an
+// empty cell (check 8 reports it).
+func (ci *citer) cellOf(source Source, field string, t *Turn) *citeCell {
+	if !slices.Contains(columnsOf(source), field) {
+		return emptyCell
+	}
+	for _, e := range ci.memo {
+		if e.source == source && e.field == field && e.turn == t {
+			return e.cell
+		}
+	}
+	var cc *citeCell
+	switch source {
+	case SourceTurn:
+		cc = turnCells(t, field).cell()
+	case SourceCard:
+		cc = ci.c.kept(field, func() *citeCell { return cardCells(&ci.c.Card, field).cell() })
+	case SourceLexicon:
+		cc = ci.j.lexCell(field)
+	}
+	ci.memo = append(ci.memo, citeEntry{source, field, t, cc})
+	return cc
+}
+
+// kept returns the card's citeCell of field, kept across records when it is
+// large.
+func (c *cardRules) kept(field string, build func() *citeCell) *citeCell {
+	if v, ok := c.cite.Load(field); ok {
+		return v.(*citeCell)
+	}
+	cc := build()
+	if cc.set != nil {
+		v, _ := c.cite.LoadOrStore(field, cc)
+		cc = v.(*citeCell)
+	}
+	return cc
+}
+
+// lexCell returns the citeCell of the lexicon's field (every row's term or
+// topic), kept across records when it is large.
+func (j *Judge) lexCell(field string) *citeCell {
+	if v, ok := j.lexCite.Load(field); ok {
+		return v.(*citeCell)
+	}
+	var vs []string
+	for _, row := range j.lexicon.rows {
+		if field == "term" {
+			vs = append(vs, row.Term)
+		} else {
+			vs = append(vs, row.Topic)
+		}
+	}
+	cc := cells{strs: vs, list: -1}.cell()
+	if cc.set != nil {
+		v, _ := j.lexCite.LoadOrStore(field, cc)
+		cc = v.(*citeCell)
+	}
+	return cc
+}
+
+// cells are the values one cell may be cited as, and how to count it.
+type cells struct {
+	values []any        // a scalar cell's value (nil for null)
+	strs   []string     // a list cell's elements
+	roles  []EntityRole // entity_roles: each role and entity
+	text   *string      // a text cell (count = sentences)
+	list   int          // elements of a list cell, -1 when not a list
+}
+
+// cell reads cs once into a citeCell.
+func (cs cells) cell() *citeCell {
+	cc := &citeCell{count: -1, text: cs.text}
+	if cs.text == nil && cs.list >= 0 {
+		cc.count = cs.list
+	}
+	strs := cs.strs
+	if len(cs.values) > 0 || len(cs.roles) > 0 {
+		strs = slices.Clip(strs)
+		for _, v := range cs.values {
+			switch x := v.(type) {
+			case nil:
+				cc.null = true
+			case string:
+				strs = append(strs, x)
+			case bool:
+				cc.bools = append(cc.bools, x)
+			}
+		}
+		for _, er := range cs.roles {
+			strs = append(strs, er.Role, er.Entity)
+		}
+	}
+	if len(strs) <= smallCell {
+		cc.strs = strs
+		return cc
+	}
+	cc.set = make(map[string]struct{}, len(strs))
+	for _, s := range strs {
+		cc.set[s] = struct{}{}
+	}
+	return cc
 }
 
 func textCell(s *string) cells {
@@ -409,11 +571,7 @@ func listCell(l []string, null bool) cells {
 	if null {
 		return cells{values: []any{nil}, list: -1}
 	}
-	vs := make([]any, len(l))
-	for i, s := range l {
-		vs[i] = s
-	}
-	return cells{values: vs, list: len(l)}
+	return cells{strs: l, list: len(l)}
 }
 
 func optional(s string) cells {
@@ -472,11 +630,7 @@ func cardCells(c *Card, field string) cells {
 	case "forbidden_topics":
 		return listCell(c.ForbiddenTopics, false)
 	case "entity_roles":
-		cs := cells{list: len(c.EntityRoles)}
-		for _, er := range c.EntityRoles {
-			cs.values = append(cs.values, er.Role, er.Entity)
-		}
-		return cs
+		return cells{roles: c.EntityRoles, list: len(c.EntityRoles)}
 	}
 	return cells{list: -1}
 }

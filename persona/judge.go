@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"strings"
+	"sync"
 
 	"evident/internal/multimatch"
 	"evident/persona/speech"
@@ -17,6 +18,7 @@ type Judge struct {
 	lexicon *Lexicon
 	cards   map[string]*cardRules
 	memo    *summaryMemo // check 10's recent answers (checks.go)
+	lexCite *sync.Map    // check 9's lexicon cells, "term" and "topic" → *citeCell (checks.go)
 }
 
 // cardRules is a card plus what the rules precompute from it.
@@ -26,6 +28,7 @@ type cardRules struct {
 	canon     map[string]bool     // canon_entities
 	forbidden map[string]bool     // forbidden_topics, as a set (not per lexicon row: cards × rows can be large)
 	roles     *multimatch.Matcher // the entity_roles roles, in card order; nil for at most smallRoles roles
+	cite      sync.Map            // check 9's large cells of the card, field → *citeCell (checks.go)
 }
 
 // smallRoles is the most entity_roles a card's recall rule reads with one
@@ -50,7 +53,7 @@ func NewJudge(cards []Card, lexicon []LexiconRow, profile *speech.Profile) (*Jud
 		return nil, err
 	}
 	j := &Judge{profile: profile, lexicon: lex, cards: make(map[string]*cardRules, len(cards)),
-		memo: &summaryMemo{seed: maphash.MakeSeed()}}
+		memo: &summaryMemo{seed: maphash.MakeSeed()}, lexCite: &sync.Map{}}
 	for _, c := range cards {
 		if _, dup := j.cards[c.CharacterID]; dup {
 			return nil, fmt.Errorf("character_card: duplicate character_id %q", c.CharacterID)
