@@ -31,6 +31,7 @@ func gitTool(t *testing.T) {
 }
 
 func TestAgentControllerPlaysTrekToTheWinWithTheScriptedAgent(t *testing.T) {
+	t.Parallel() // its work runs in child processes and touches no process-wide state
 	bin := evidentBin(t)
 	python3(t)
 	gitTool(t)

@@ -195,6 +195,7 @@ func stepSummary(k int, state, level, action, actions, dir string) string {
 }
 
 func TestLaunchersPrintBaseline1Lines(t *testing.T) {
+	t.Parallel() // its work runs in child processes and touches no process-wide state
 	w := newLaunchWS(t, games.Trek.ID)
 	sess := filepath.Join(w.dir, "client", "session")
 	l1 := filepath.Join(sess, "level_01_attempt_01")
@@ -339,6 +340,7 @@ func TestLaunchersPrintBaseline1Lines(t *testing.T) {
 }
 
 func TestLaunchersTakeBaseline1ClientForms(t *testing.T) {
+	t.Parallel() // its work runs in child processes and touches no process-wide state
 	w := newLaunchWS(t, games.Lights.ID)
 	l1 := filepath.Join(w.dir, "client", "session", "level_01_attempt_01")
 	lightsActions := "available_actions_next: [6(ACTION6, usual semantics: coordinate action)]\n"

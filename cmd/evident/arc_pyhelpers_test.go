@@ -92,6 +92,7 @@ print("int id", read_attempt_for_level(1, 1, session_dir=tmp / "session")["steps
 `
 
 func TestPythonHelpersReadTheSession(t *testing.T) {
+	t.Parallel() // its work runs in child processes and touches no process-wide state
 	py := strings.Fields(pythonCmd(t))[0]
 	launcher := python3(t)
 	bin := evidentBin(t)

@@ -18,6 +18,7 @@ import (
 const officialNames = "Use official names only: RESET, ACTION1, ACTION2, ACTION3, ACTION4, ACTION5, ACTION6, ACTION7."
 
 func TestClientScriptWordsAsBaseline1(t *testing.T) {
+	t.Parallel() // its work runs in child processes and touches no process-wide state
 	w := newLaunchWS(t, games.Trek.ID)
 	usage := "usage: client.py [-h] {start,move,status} ...\nclient.py: error: "
 	for _, c := range []struct {

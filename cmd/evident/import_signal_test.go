@@ -22,6 +22,7 @@ import (
 // the import has opened the read end, so the signal is sent while the
 // import is running, not by the clock.
 func TestImportSignal(t *testing.T) {
+	t.Parallel() // its work runs in child processes and touches no process-wide state
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

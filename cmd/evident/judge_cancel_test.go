@@ -62,12 +62,12 @@ type cancelRun struct {
 }
 
 // newCancelRun makes the input, --out and --rejects files holding "precious",
-// a --tmp directory and a TMPDIR for c, and the summary log at LOG as a named
+// a --tmp directory and a TMPDIR for c (r.tmpdir: the caller gives it to the
+// run, judge --db spools the tables there), and the summary log at LOG as a named
 // pipe read by tapFIFO, which calls first after its first line.
 func newCancelRun(t *testing.T, c cancelCase, first func()) (*cancelRun, func() int) {
 	t.Helper()
 	r := &cancelRun{dir: t.TempDir(), tmp: t.TempDir(), tmpdir: t.TempDir()}
-	t.Setenv("TMPDIR", r.tmpdir) // judge --db spools the tables there
 	r.args = append([]string{"judge"}, bigInput(t, r.dir)...)
 	var lines func() int
 	for _, a := range c.args {
@@ -123,6 +123,7 @@ func TestJudgeCancelRemovesFiles(t *testing.T) {
 					cancel()
 				}
 				r, lines := newCancelRun(t, c, cancel)
+				t.Setenv("TMPDIR", r.tmpdir) // the run is in this process
 				var out, errOut bytes.Buffer
 				a := app()
 				a.Writer, a.ErrWriter = &out, &errOut
@@ -158,6 +159,7 @@ func TestEvidentMain(t *testing.T) {
 // (130 for a signal) with an error, not killed by the signal, after removing
 // its pending and temporary files. Killed with SIGKILL it leaves none either.
 func TestJudgeSignals(t *testing.T) {
+	t.Parallel() // its work runs in child processes and touches no process-wide state
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -187,7 +189,7 @@ func TestJudgeSignals(t *testing.T) {
 				}
 			})
 			cmd := exec.Command(os.Args[0], "-test.run=^TestEvidentMain$")
-			cmd.Env = append(os.Environ(), "EVIDENT_TEST_MAIN="+strings.Join(r.args, "\n"))
+			cmd.Env = append(os.Environ(), "EVIDENT_TEST_MAIN="+strings.Join(r.args, "\n"), "TMPDIR="+r.tmpdir)
 			var errOut bytes.Buffer
 			cmd.Stderr = &errOut
 			var stdout io.ReadCloser
@@ -237,6 +239,7 @@ func TestJudgeSignals(t *testing.T) {
 // after the grace period, with exit status 130 and a message, leaving no
 // pending output behind.
 func TestJudgeSignalWhileBlocked(t *testing.T) {
+	t.Parallel() // its work runs in child processes and touches no process-wide state
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
