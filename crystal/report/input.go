@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"evident/crystal"
+	"evident/internal/clip"
 	"evident/internal/datauri"
 	"evident/internal/file"
 )
@@ -171,13 +172,15 @@ func ResolveImage(ref string, open func(ref string) ([]byte, error)) ([]byte, st
 	return b, ct, nil
 }
 
-// short is s's first line cut to n runes, with an ellipsis.
+// short is s's first line cut to at most n runes on a grapheme cluster
+// boundary (internal/clip), with an ellipsis; it reads no more of s than
+// that (a reference may be a data URI of megabytes).
 func short(s string, n int) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}
-	if rs := []rune(s); len(rs) > n {
-		s = string(rs[:n]) + "…"
+	if k := clip.Runes(s, n); k < len(s) {
+		s = s[:k] + "…"
 	}
 	return s
 }

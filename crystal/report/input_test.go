@@ -137,3 +137,23 @@ func TestInputErrorsCarryTheirPosition(t *testing.T) {
 		t.Errorf("err = %v (located %+v); want ErrInput at p.jsonl line 2", err, e)
 	}
 }
+
+// TestShortCutsOnWholeClusters: a reference quoted in an error is cut to 60
+// runes between grapheme clusters — never inside a family emoji (four people
+// joined by U+200D, seven runes) — and only its first line is shown.
+func TestShortCutsOnWholeClusters(t *testing.T) {
+	family := "👨\u200d👩\u200d👧\u200d👦"
+	tests := []struct{ name, in, want string }{
+		{"a short reference is kept", "x.svg", "x.svg"},
+		{"a long one loses the family that would cross 60 runes, whole",
+			strings.Repeat(family, 9), strings.Repeat(family, 8) + "…"},
+		{"only the first line", "a.png\nb.png", "a.png …"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := short(tc.in, 60); got != tc.want {
+				t.Errorf("short = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
