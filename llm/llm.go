@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+
+	"evident/internal/clip"
 )
 
 // Client sends one request to a model and returns its answer.
@@ -161,16 +163,10 @@ func scrub(s, secret string, max int) string {
 	}
 	s = strings.TrimSpace(s)
 	if max > 0 && len(s) > max {
-		cut := max
-		for cut > 0 && !utf8Start(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = s[:clip.Bytes(s, max)] + "…" // between grapheme clusters
 	}
 	return s
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // wrapCallError turns an SDK error into an error whose text carries no key.
 // resp is the HTTP response the SDK saw, when it saw one.

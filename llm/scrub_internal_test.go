@@ -15,3 +15,25 @@ func TestScrub(t *testing.T) {
 		})
 	}
 }
+
+// TestScrubCutsBetweenClusters: an error text over its cap is cut between
+// grapheme clusters (a flag is two regional indicators, 8 bytes), never
+// inside one.
+func TestScrubCutsBetweenClusters(t *testing.T) {
+	flags := "🇰🇷🇰🇷🇰🇷" // 24 bytes
+	for _, tt := range []struct {
+		name string
+		max  int
+		want string
+	}{
+		{"a cap inside the second flag keeps the first whole", 12, "🇰🇷…"},
+		{"a cap at a boundary keeps both flags", 16, "🇰🇷🇰🇷…"},
+		{"a cap under the first flag keeps nothing of it", 7, "…"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := scrub(flags, "", tt.max); got != tt.want {
+				t.Fatalf("scrub(flags, %d) = %q, want %q", tt.max, got, tt.want)
+			}
+		})
+	}
+}
