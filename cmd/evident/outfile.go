@@ -10,7 +10,11 @@ package main
 // /dev/stderr, /dev/fd/1), whatever it is open on (`--out /dev/stdout >>
 // log` appends to log, where replacing what /dev/stdout resolves to would
 // replace log). Another descriptor's name (/dev/fd/9, /dev/stdin) is
-// refused: it may be one the process opened itself, a store's WAL.
+// refused: it may be one the process opened itself, a store's WAL. So is,
+// on Linux, any name that reaches a file the process has open, whatever way
+// it gets there (the store's own path, a link to /proc/thread-self/fd/5):
+// checked when the output is created and again just before it replaces its
+// target (openHere).
 
 import (
 	"bufio"
@@ -38,6 +42,7 @@ const maxLinks = 40
 type outFile struct {
 	io.Writer
 	flag    string      // "--out", for errors
+	target  string      // the file a pending file replaces (links resolved)
 	pending pendingFile // nil when writing in place
 	direct  *os.File    // set when writing in place
 	std     bool        // direct is os.Stdout or os.Stderr: never closed
@@ -91,6 +96,9 @@ func createOutput(flag, path string) (*outFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
 	}
+	if openHere(target) {
+		return nil, openHereError(flag, path)
+	}
 	if fi != nil && !fi.Mode().IsRegular() {
 		// A device, FIFO or socket: write to it. Renaming over it would
 		// replace it with a regular file (/dev/null as root). No O_TRUNC:
@@ -107,7 +115,7 @@ func createOutput(flag, path string) (*outFile, error) {
 	// system without O_TMPFILE, it is a named file beside the target
 	// (where the user looks), removed on every exit but a kill.
 	if f, err := newAnonFile(target, fi); err == nil {
-		return &outFile{Writer: f, flag: flag, pending: f}, nil
+		return &outFile{Writer: f, flag: flag, target: target, pending: f}, nil
 	}
 	f, err := renameio.NewPendingFile(target, renameio.WithPermissions(0o644), renameio.WithExistingPermissions(),
 		renameio.WithTempDir(filepath.Dir(target)))
@@ -116,7 +124,36 @@ func createOutput(flag, path string) (*outFile, error) {
 	}
 	p := namedPending{f}
 	trackPending(p.PendingName())
-	return &outFile{Writer: f, flag: flag, pending: p}, nil
+	return &outFile{Writer: f, flag: flag, target: target, pending: p}, nil
+}
+
+// openHere reports whether target (a path with its links resolved) is a
+// regular file this process has open on a descriptor other than standard
+// input, output and error: a store's database, WAL or search index, an
+// input table. It reads /proc/self/fd (Linux); where that is missing it
+// reports false.
+func openHere(target string) bool {
+	fi, err := os.Stat(target)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err != nil || n <= 2 {
+			continue
+		}
+		if o, err := os.Stat("/proc/self/fd/" + e.Name()); err == nil && os.SameFile(fi, o) {
+			return true
+		}
+	}
+	return false
+}
+
+func openHereError(flag, path string) error {
+	return fmt.Errorf("%s %s: that is a file this command has open (a store's database, WAL or search index, or an input table), which the output would destroy; name another file", flag, path)
 }
 
 // pendingFile is an output written aside and put in place by
@@ -180,6 +217,13 @@ func (o *outFile) commit() error {
 		}
 	} else {
 		name := o.pending.PendingName()
+		if openHere(o.target) {
+			// Opened since the output was created (a store read after
+			// its --html was named): replacing it now would destroy it.
+			err = errors.Join(openHereError(o.flag, o.target), o.pending.Cleanup())
+			untrackPending(name)
+			return err
+		}
 		err = o.pending.CloseAtomicallyReplace()
 		untrackPending(name)
 	}

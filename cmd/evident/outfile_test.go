@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -316,5 +318,56 @@ func TestOutputsNamingAnotherDescriptorAreRefused(t *testing.T) {
 		if !strings.Contains(err.Error(), "only standard output") {
 			t.Fatalf("%s: %v, want the refusal naming standard output and error", path, err)
 		}
+	}
+}
+
+// An output that reaches a file the command has open — by its own path, a
+// link to /proc/self/fd/N, /proc/thread-self/fd/N — is refused when created,
+// and one whose target the command opened after creating it is refused at
+// commit: the file keeps its bytes (report --html /proc/thread-self/fd/5
+// replaced the store with the report, fresh-user finding).
+func TestOutputsReachingAFileThisProcessHasOpenAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	store := write(t, dir, "s.db", "SQLite format 3\x00")
+	f, err := os.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	link := filepath.Join(dir, "out.html")
+	if err := os.Symlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{store, link, fmt.Sprintf("/proc/thread-self/fd/%d", f.Fd()), fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd())} {
+		o, err := createOutput("--html", path)
+		if err == nil {
+			o.cleanup()
+			t.Fatalf("%s: accepted", path)
+		}
+		if !strings.Contains(err.Error(), "a file this command has open") {
+			t.Fatalf("%s: %v, want the refusal naming the open file", path, err)
+		}
+	}
+
+	later := write(t, dir, "later.db", "SQLite format 3\x00")
+	o, err := createOutput("--html", later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(o, "<!doctype html>")
+	g, err := os.Open(later) // the store, opened after its output was named
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := o.commit(); err == nil || !strings.Contains(err.Error(), "a file this command has open") {
+		t.Fatalf("commit: %v, want the refusal naming the open file", err)
+	}
+	o.cleanup()
+	if b, _ := os.ReadFile(later); string(b) != "SQLite format 3\x00" {
+		t.Fatalf("the open file now holds %q", b)
+	}
+	if left := names(t, dir); !slices.Equal(left, []string{"later.db", "out.html", "s.db"}) {
+		t.Fatalf("files left: %q", left)
 	}
 }
