@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -265,21 +266,33 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var held int64
-	defer func() { s.api.bodies.give(held) }()
+	client := clientKey(r)
+	defer func() { s.api.bodies.give(client, held) }()
+	// A body must keep coming, as an upload must (uploadpace.go): a client
+	// trickling its bodies cannot hold the budget for the read timeout.
+	pace := s.paceBody(w, r)
 	body, err := readBody(w, r, s.opt.MaxLiveBody, func(n int64) bool {
-		if !s.api.bodies.take(n, LiveBodyBudget*s.opt.MaxLiveBody) {
+		// One client: one body's buffer, at most the limit plus the
+		// bytes.MinRead a read wants spare.
+		if !s.api.bodies.take(client, n, LiveBodyBudget*s.opt.MaxLiveBody, s.opt.MaxLiveBody+bytes.MinRead) {
 			return false
 		}
 		held += n
 		return true
 	})
+	pace.stop()
 	if err != nil {
 		var mb *http.MaxBytesError
+		var slow *uploadTooSlowError
 		switch {
+		case errors.As(err, &slow):
+			w.Header().Set("Connection", "close")
+			apiFail(w, http.StatusRequestTimeout, apiError{Error: fmt.Sprintf("body too slow: under %d KiB in %v (%d KiB/s averaged; serve --upload-grace, --upload-min-rate); send it faster", slow.Quota>>10, slow.Period, perSecond(slow.Quota, slow.Period)>>10)})
 		case errors.As(err, &mb):
 			apiFail(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("body larger than %d bytes: send at most that much a request (split the batch)", mb.Limit)})
 		case errors.Is(err, errBodyBudget):
 			w.Header().Set("Retry-After", fmt.Sprint(apiRetryAfter))
+			w.Header().Set("Connection", "close") // answer now, not after draining the body
 			apiFail(w, http.StatusServiceUnavailable, apiError{Error: fmt.Sprintf("the server holds other requests' bodies (at most %d bytes at once): retry after %d s", LiveBodyBudget*s.opt.MaxLiveBody, apiRetryAfter)})
 		default:
 			apiFail(w, http.StatusBadRequest, apiError{Error: "read body: " + err.Error()})
@@ -489,34 +502,53 @@ const DefaultMaxLiveBody = 4 << 20
 // buffer grows (readBody) and gives them back when it has answered; one
 // whose buffer does not fit is answered 503 with Retry-After
 // (apiRetryAfter seconds). (Eight concurrent bodies over the limit took a
-// server to 1.6 GB before they were refused.)
+// server to 1.6 GB before they were refused.) One client address holds at
+// most one body's buffer of it (the limit and 512 bytes), all its requests
+// together, so the others
+// always have the rest; and a body must come at the upload pace
+// (Options.UploadMinRate over each Options.UploadGrace), or it is cut with
+// 408: 257 connections trickling 64 KiB bodies had held the whole budget
+// for the five-minute read timeout.
 const LiveBodyBudget = 4
 
 // apiRetryAfter is the Retry-After of a request refused for the budget.
 const apiRetryAfter = 1
 
-// bodyBudget counts the body bytes the live API holds (LiveBodyBudget).
+// bodyBudget counts the body bytes the live API holds (LiveBodyBudget), in
+// all and per client address (clientKey). A client's entry lives while it
+// holds bytes, so the table is bounded by the requests in flight.
 type bodyBudget struct {
-	mu   sync.Mutex
-	held int64
+	mu       sync.Mutex
+	held     int64
+	byClient map[netip.Addr]int64
 }
 
-// take reserves n more of max bytes; false when they are not free.
-func (b *bodyBudget) take(n, max int64) bool {
+// take reserves n more bytes for client, of max in all and perClient for
+// any one client; false when they are not free.
+func (b *bodyBudget) take(client netip.Addr, n, max, perClient int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.held+n > max {
+	if b.held+n > max || b.byClient[client]+n > perClient {
 		return false
 	}
+	if b.byClient == nil {
+		b.byClient = map[netip.Addr]int64{}
+	}
 	b.held += n
+	b.byClient[client] += n
 	return true
 }
 
-// give returns n bytes taken.
-func (b *bodyBudget) give(n int64) {
+// give returns n bytes client took.
+func (b *bodyBudget) give(client netip.Addr, n int64) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.held -= n
-	b.mu.Unlock()
+	if left := b.byClient[client] - n; left > 0 {
+		b.byClient[client] = left
+	} else {
+		delete(b.byClient, client)
+	}
 }
 
 // apiRow is one decoded row of a request and its line in the body.

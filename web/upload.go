@@ -242,6 +242,10 @@ func (s *Server) busyUpload(w http.ResponseWriter, r *http.Request, page *upload
 		page.Error, page.Detail = msg, detail
 	}
 	w.Header().Set("Retry-After", fmt.Sprint(uploadRetryAfter))
+	// The body is not read: close the connection after the answer, so
+	// net/http does not first drain up to 256 KiB of it (a trickling body
+	// held the refusal back for the five-minute read timeout).
+	w.Header().Set("Connection", "close")
 	s.render(w, r, http.StatusServiceUnavailable, "upload", page)
 }
 

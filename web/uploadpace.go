@@ -74,6 +74,7 @@ type pacedBody struct {
 	done     bool
 	tooSlow  *uploadTooSlowError
 	stopTime func() bool
+	restore  func() // run by stop; nil for none
 }
 
 // paceBody puts r's body under the pace of s's options and starts its
@@ -84,9 +85,15 @@ func (s *Server) paceBody(w http.ResponseWriter, r *http.Request) *pacedBody {
 	if after == nil {
 		after = realAfterFunc
 	}
-	b := newPacedBody(r.Body, s.opt.UploadGrace, s.opt.UploadMinRate, after,
+	orig := r.Body
+	b := newPacedBody(orig, s.opt.UploadGrace, s.opt.UploadMinRate, after,
 		func() { rc.SetReadDeadline(time.Unix(1, 0)) }) // ErrNotSupported: the next read fails instead
 	r.Body = b
+	// stop gives the request its own body back: net/http then knows what
+	// of it is unread (a body it does not know it drains first, up to
+	// 256 KiB, before it answers: a refused body that never came held the
+	// answer back for the read timeout).
+	b.restore = func() { r.Body = orig }
 	return b
 }
 
@@ -143,12 +150,16 @@ func (b *pacedBody) Read(p []byte) (int, error) {
 func (b *pacedBody) Close() error { return b.body.Close() }
 
 // stop ends the pace (the handler has read what it needs): no period
-// check comes after it.
+// check comes after it, and the request has its own body again.
 func (b *pacedBody) stop() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.done {
 		b.done = true
 		b.stopTime()
+	}
+	if b.restore != nil {
+		b.restore()
+		b.restore = nil
 	}
 }

@@ -176,6 +176,33 @@ func TestATricklingUploadIsCutAndAnotherAddressUploadsMeanwhile(t *testing.T) {
 			t.Fatalf("%d Retry-After %q\n%s", resp.status, resp.retryAfter, resp.body)
 		}
 	})
+	t.Run("a second upload from the same address that trickles too is refused at once, not after its body", func(t *testing.T) {
+		pr2, pw2 := io.Pipe()
+		defer pw2.Close()
+		mw2 := multipart.NewWriter(pw2)
+		got := make(chan int, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/gold", pr2)
+			req.Header.Set("Content-Type", mw2.FormDataContentType())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				got <- 0
+				return
+			}
+			resp.Body.Close()
+			got <- resp.StatusCode
+		}()
+		fw2, _ := mw2.CreateFormFile("gold", "gold.jsonl")
+		fw2.Write([]byte("{")) // and nothing more while the answer is awaited
+		select {
+		case st := <-got:
+			if st != http.StatusServiceUnavailable {
+				t.Fatalf("%d, want 503", st)
+			}
+		case <-time.After(time.Minute): // a bound on a hang, not a wait: the answer comes at once
+			t.Fatal("no answer while the refused body trickles: the server drains it first")
+		}
+	})
 	t.Run("another address's upload goes through while the trickle holds its slot", func(t *testing.T) {
 		if n := s.uploadGate().inFlight(); n != 1 {
 			t.Fatalf("%d uploads in flight, want the trickle's", n)
