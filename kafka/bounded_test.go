@@ -63,27 +63,6 @@ func createTopic(t testing.TB, brokers []string, topic string, partitions int32,
 	}
 }
 
-// produceRecords writes rows to the input topic (records of up to 16 MiB)
-// and returns the records with their partitions and offsets.
-func produceRecords(t testing.TB, brokers []string, rows []row) []*kgo.Record {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(inTopic), kgo.ProducerBatchMaxBytes(16<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var rs []*kgo.Record
-	for _, r := range rows {
-		rs = append(rs, &kgo.Record{Key: []byte(r.session), Value: r.value})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
-	defer cancel()
-	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	return rs
-}
-
 // readAll reads topic from its start to the end offsets it has now and
 // returns every record.
 func readAll(t testing.TB, brokers []string, topic string) []*kgo.Record {
@@ -203,7 +182,7 @@ func TestA9MBRecordA2000NameRowAndANonJSONRecordAreDeadLettersThatFitAndTheConsu
 
 	brokers := smallCluster(t, 2, 1<<20)
 	m := start(t, config(t, brokers, j))
-	sent := produceRecords(t, brokers, in)
+	sent := produce(t, brokers, in, kgo.ProducerBatchMaxBytes(16<<20)) // records of up to 16 MiB
 	m.waitCommitted(t, len(in))
 
 	got := map[string][]string{}

@@ -131,9 +131,12 @@ func newCluster(t testing.TB, partitions int32) []string {
 	return c.ListenAddrs()
 }
 
-func produce(t testing.TB, brokers []string, rows []row) {
+// produce writes rows to the input topic, with the client options opts
+// besides the brokers and topic, and returns the records with their
+// partitions and offsets.
+func produce(t testing.TB, brokers []string, rows []row, opts ...kgo.Opt) []*kgo.Record {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(inTopic))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(inTopic)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +150,7 @@ func produce(t testing.TB, brokers []string, rows []row) {
 	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	return rs
 }
 
 // verdicts reads the output topic from the start until want distinct
