@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/urfave/cli/v3"
 )
 
 func TestServeARC(t *testing.T) {
@@ -34,23 +30,8 @@ func TestServeARC(t *testing.T) {
 			[]byte(`{"time":"2026-12-01T10:00:00Z","iteration":3,"kind":"stop","reason":"the game is won"}`+"\n"), 0o644)
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		seen := make(chan string, 1)
-		errw := &lineWriter{seen: seen, mark: "serving http://"}
-		a := &cli.Command{Name: "evident", Writer: &bytes.Buffer{}, ErrWriter: errw,
-			ExitErrHandler: func(context.Context, *cli.Command, error) {}, Commands: webCommands()}
-		done := make(chan error, 1)
-		go func() {
-			done <- a.Run(ctx, []string{"evident", "serve", "--demo", "--addr", "127.0.0.1:0", "--arc", runs})
-		}()
-		var line string
-		select {
-		case line = <-seen:
-		case err := <-done:
-			t.Fatalf("serve ended: %v", err)
-		case <-time.After(20 * time.Second):
-			t.Fatal("serve did not start")
-		}
-		addr := regexp.MustCompile(`http://[^/]+/`).FindString(line)
+		srv := startServe(t, ctx, "--demo", "--addr", "127.0.0.1:0", "--arc", runs)
+		addr, done := srv.addr, srv.done
 		for path, want := range map[string]string{"arc": `href="/arc/game-a"`, "arc/game-a": "Stopped at iteration 3: the game is won"} {
 			resp, err := http.Get(addr + path)
 			if err != nil {

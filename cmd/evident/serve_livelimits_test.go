@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/urfave/cli/v3"
 )
 
 // serve's live limits must be positive: 0 or less stops serve before it
@@ -41,23 +36,8 @@ func TestServeRefusesANonPositiveLiveLimit(t *testing.T) {
 func TestServeAppliesItsLiveLimits(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	seen := make(chan string, 1)
-	errw := &lineWriter{seen: seen, mark: "serving http://"}
-	a := &cli.Command{Name: "evident", Writer: &bytes.Buffer{}, ErrWriter: errw,
-		ExitErrHandler: func(context.Context, *cli.Command, error) {}, Commands: webCommands()}
-	done := make(chan error, 1)
-	go func() {
-		done <- a.Run(ctx, []string{"evident", "serve", "--demo", "--addr", "127.0.0.1:0", "--live-max-names", "2"})
-	}()
-	var line string
-	select {
-	case line = <-seen:
-	case err := <-done:
-		t.Fatalf("serve ended: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("serve did not start")
-	}
-	addr := regexp.MustCompile(`http://[^/]+/`).FindString(line)
+	srv := startServe(t, ctx, "--demo", "--addr", "127.0.0.1:0", "--live-max-names", "2")
+	addr, done := srv.addr, srv.done
 	row := `{"turn_id":"X1","session_id":"S","character_id":"CHR-0100","model_id":"m","user_message":"?","reply_text":".","first_person":"나","named_entities":["가","나","다"],"honorific_level":"반말","user_asked_recall":false}`
 	resp, err := http.Post(addr+"api/v1/turns", "application/json", strings.NewReader(row))
 	if err != nil {

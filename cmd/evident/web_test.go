@@ -249,6 +249,34 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// served is an `evident serve` running in this process (startServe).
+type served struct {
+	addr string      // its address, "http://127.0.0.1:PORT/"
+	done chan error  // its Run's result, once ctx ends
+	log  *lineWriter // its standard error
+}
+
+// startServe runs `evident serve ARGS` in this process until ctx ends and
+// returns once it says it is serving; the minute's bound only turns a hang
+// into a failure.
+func startServe(t *testing.T, ctx context.Context, args ...string) served {
+	t.Helper()
+	seen := make(chan string, 1)
+	s := served{done: make(chan error, 1), log: &lineWriter{seen: seen, mark: "serving http://"}}
+	a := &cli.Command{Name: "evident", Writer: &bytes.Buffer{}, ErrWriter: s.log,
+		ExitErrHandler: func(context.Context, *cli.Command, error) {}, Commands: webCommands()}
+	go func() { s.done <- a.Run(ctx, append([]string{"evident", "serve"}, args...)) }()
+	select {
+	case line := <-seen:
+		s.addr = regexp.MustCompile(`http://[^/]+/`).FindString(line)
+	case err := <-s.done:
+		t.Fatalf("serve ended: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("serve did not start")
+	}
+	return s
+}
+
 func TestServeCommand(t *testing.T) {
 	ctx := context.Background()
 	t.Run("serve refuses every interface without a token", func(t *testing.T) {
@@ -266,21 +294,8 @@ func TestServeCommand(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		dbPath := filepath.Join(t.TempDir(), "s.db")
-		seen := make(chan string, 1)
-		errw := &lineWriter{seen: seen, mark: "serving http://"}
-		a := &cli.Command{Name: "evident", Writer: &bytes.Buffer{}, ErrWriter: errw,
-			ExitErrHandler: func(context.Context, *cli.Command, error) {}, Commands: webCommands()}
-		done := make(chan error, 1)
-		go func() { done <- a.Run(ctx, []string{"evident", "serve", "--db", dbPath, "--addr", "127.0.0.1:0"}) }()
-		var line string
-		select {
-		case line = <-seen:
-		case err := <-done:
-			t.Fatalf("serve ended: %v", err)
-		case <-time.After(20 * time.Second):
-			t.Fatal("serve did not start")
-		}
-		addr := regexp.MustCompile(`http://[^/]+/`).FindString(line)
+		srv := startServe(t, ctx, "--db", dbPath, "--addr", "127.0.0.1:0")
+		addr, done, errw := srv.addr, srv.done, srv.log
 		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		resp, err := client.Get(addr)
 		if err != nil {
