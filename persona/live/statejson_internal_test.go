@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"evident/persona"
@@ -95,7 +96,7 @@ func TestStepReportsWhatItChanged(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := add(&s, tc.turn)
-			if got.Seq != tc.want.Seq || got.Added != tc.want.Added || !equal(got.Entities, tc.want.Entities) || !equalInts(got.Dropped, tc.want.Dropped) {
+			if got.Seq != tc.want.Seq || got.Added != tc.want.Added || !slices.Equal(got.Entities, tc.want.Entities) || !slices.Equal(got.Dropped, tc.want.Dropped) {
 				t.Fatalf("change %+v, want %+v", got, tc.want)
 			}
 			if s.CitedTurns() != tc.cited {
@@ -107,30 +108,6 @@ func TestStepReportsWhatItChanged(t *testing.T) {
 	if f, _ := s.Mention("도윤"); f != (Firsts{ByArrival: 0, ByTime: 4}) {
 		t.Fatalf("도윤 %+v, want by_arrival 0 (A), by_time 4 (E)", f)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // FuzzAppendJSON: for any strings and order of turns, the stored form is
